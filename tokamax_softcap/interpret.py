@@ -1,0 +1,95 @@
+"""Runs tokamax's Pallas-Triton kernels on the CPU, with the Pallas interpreter.
+
+Testing support: lets the real forward and backward kernels (not a reference)
+run where there is no GPU, e.g. in CI. Nothing in the ops imports it.
+
+    with tokamax_softcap.interpret.interpret():
+      jax.grad(loss)(q, k, v)  # `loss` calls a Pallas-Triton attention op.
+
+Two things stand between the interpreter (`pallas_call(..., interpret=True)`,
+jax 0.11) and tokamax's kernels, and `interpret` handles both:
+
+1. The interpreter resolves `pl.program_id` only at a kernel's top level, while
+   tokamax reads program ids inside `fori_loop` / `cond` bodies (e.g. for the
+   bounds masks of `BlockRef.load`), which fails with "MLIR translation rule
+   for primitive 'program_id' not found for platform cpu". Each kernel is
+   wrapped to read every program id once, at its top, and `pl.program_id`
+   returns those values while the kernel is traced.
+2. Ops refuse devices without Triton support. Inside the context the
+   Pallas-Triton attention ops (tokamax's and ours) report every device as
+   supported; other ops (e.g. Mosaic) keep their checks, so tokamax's
+   implementation chains still skip them.
+"""
+
+from collections.abc import Callable, Iterator
+import contextlib
+import functools
+from unittest import mock
+
+import jax
+from jax.experimental import pallas as pl
+from tokamax._src.ops.attention import pallas_triton
+from tokamax._src.ops.attention import pallas_triton_vjp
+
+_pallas_call = pl.pallas_call
+_program_id = pl.program_id
+
+
+def _with_top_level_program_ids(
+    kernel: Callable[..., None], num_axes: int
+) -> Callable[..., None]:
+  """Returns `kernel`, reading program ids at its top level."""
+
+  @functools.wraps(kernel)
+  def wrapped(*refs):
+    program_ids = tuple(_program_id(axis) for axis in range(num_axes))
+
+    def program_id(axis: int) -> jax.Array:
+      if not 0 <= axis < num_axes:
+        # As `pl.program_id` (tokamax probes the grid rank this way).
+        raise ValueError(f"No program id for axis {axis}: grid rank {num_axes}.")
+      return program_ids[axis]
+
+    with mock.patch.object(pl, "program_id", program_id):
+      return kernel(*refs)
+
+  return wrapped
+
+
+def _interpret_pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), **kw):
+  num_axes = len(grid if grid_spec is None else grid_spec.grid)
+  kw["interpret"] = True
+  kernel = _with_top_level_program_ids(kernel, num_axes)
+  return _pallas_call(kernel, out_shape, grid_spec=grid_spec, grid=grid, **kw)
+
+
+@contextlib.contextmanager
+def interpret() -> Iterator[None]:
+  """Within this context, every `pl.pallas_call` runs in interpret mode.
+
+  Kernels traced inside the context are interpreted, on any backend, so call
+  and differentiate the ops inside it (and under a fresh `jax.jit`: a function
+  jitted outside keeps its compiled kernels). Not thread-safe: it patches
+  `jax.experimental.pallas` and the ops' `supported_on` for the duration.
+
+  Yields:
+    None.
+  """
+  supported = lambda self, device: True
+  with (
+      mock.patch.object(pl, "pallas_call", _interpret_pallas_call),
+      mock.patch.object(
+          pallas_triton.PallasTritonFlashAttention, "supported_on", supported
+      ),
+      mock.patch.object(
+          pallas_triton_vjp.PallasTritonFlashAttentionVjp,
+          "supported_on",
+          supported,
+      ),
+  ):
+    yield
+
+
+def is_needed() -> bool:
+  """Returns whether the default backend needs interpret mode (no GPU)."""
+  return jax.default_backend() != "gpu"

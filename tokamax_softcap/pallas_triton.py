@@ -1,0 +1,103 @@
+"""Pallas-Triton FlashAttention whose default VJP supports `logits_soft_cap`."""
+
+import dataclasses
+import functools
+import math
+import numbers
+
+from tokamax._src.ops import op
+from tokamax._src.ops.attention import base
+from tokamax._src.ops.attention import pallas_triton as upstream
+from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
+from tokamax_softcap import pallas_triton_vjp
+from tokamax_softcap import patched
+
+Config = upstream.Config
+
+
+def check_logits_soft_cap(logits_soft_cap: object) -> float | None:
+  """Returns `logits_soft_cap` as a Python `float` (or `None`).
+
+  Args:
+    logits_soft_cap: `None`, or the soft cap `c` of `s = c * tanh(u / c)`: a
+      real, finite, positive scalar (Python or NumPy; not a traced array, as the
+      kernels specialise on it).
+
+  Raises:
+    ValueError: if `logits_soft_cap` is not `None` and not such a scalar.
+  """
+  if logits_soft_cap is None:
+    return None
+  if isinstance(logits_soft_cap, bool) or not isinstance(
+      logits_soft_cap, numbers.Real
+  ):
+    raise ValueError(
+        "`logits_soft_cap` must be None or a real Python/NumPy scalar, got"
+        f" {logits_soft_cap!r} of type {type(logits_soft_cap).__name__}."
+    )
+  value = float(logits_soft_cap)
+  if not (math.isfinite(value) and value > 0):
+    raise ValueError(
+        f"`logits_soft_cap` must be finite and positive, got {value}."
+    )
+  return value
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
+  """tokamax's Pallas-Triton FlashAttention, differentiable with a soft cap.
+
+  A drop-in subclass of tokamax's op of the same name: same constructor,
+  fields, `Config`, heuristics and autotuning search space, and the same
+  forward kernel. What differs:
+
+  - the default `vjp` is `tokamax_softcap.PallasTritonFlashAttentionVjp`
+    (built with this op's `bypass_device_check`), which supports
+    `logits_soft_cap`;
+  - with `use_base2=True` the residual `m` is returned in base e, which the
+    VJP expects (upstream returns base 2 and its gradients are wrong);
+  - `logits_soft_cap` is validated.
+
+  Call it as tokamax's op: `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v`
+  `[*B, t, h, d]` (f32, bf16 or f16; `H` a multiple of `h`), optional `bias`
+  broadcastable to `[*B, H, T, t]`, `mask`, `logits_soft_cap` and the rest of
+  `tokamax`'s `DotProductAttention` arguments; it returns `[*B, T, H, d]` in
+  the dtype of `q`.
+
+  Raises:
+    ValueError: if `logits_soft_cap` is not `None` or a finite, positive real
+      scalar.
+    NotImplementedError: if `dropout_mask` is given while residuals are
+      requested (which is how tokamax differentiates an op) and the VJP is the
+      Pallas-Triton one, which has no dropout; `tokamax.dot_product_attention`
+      then falls back to its next implementation. Also on devices without
+      Triton support (unless `bypass_device_check`).
+  """
+
+  def __post_init__(self):
+    if self.vjp is None:
+      vjp = pallas_triton_vjp.PallasTritonFlashAttentionVjp(
+          bypass_device_check=self.bypass_device_check
+      )
+      object.__setattr__(self, "vjp", vjp)
+
+  @functools.wraps(base.DotProductAttention.bind)
+  def bind(self, *args, **kwargs) -> op.BoundArguments:
+    ba = base.DotProductAttention.bind(self, *args, **kwargs)
+    arguments = dict(ba.arguments)
+    arguments["logits_soft_cap"] = check_logits_soft_cap(
+        arguments["logits_soft_cap"]
+    )
+    if (
+        arguments["dropout_mask"] is not None
+        and arguments["return_residuals"]
+        and isinstance(self.vjp, upstream_vjp.PallasTritonFlashAttentionVjp)
+    ):
+      raise NotImplementedError(
+          "`dropout_mask` is not supported by the Pallas-Triton VJP."
+      )
+    return op.BoundArguments(self, arguments)
+
+  _fwd = patched.to_patched_config(
+      patched.pallas_triton.PallasTritonFlashAttention._fwd
+  )

@@ -1,0 +1,45 @@
+"""Pallas-Triton FlashAttention VJP with `logits_soft_cap` support."""
+
+import dataclasses
+from typing import ClassVar
+
+from tokamax._src.ops.attention import pallas_triton_vjp as upstream
+from tokamax_softcap import patched
+
+Config = upstream.Config
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
+  """tokamax's Pallas-Triton FlashAttention VJP, with soft-cap support.
+
+  A drop-in subclass of tokamax's op of the same name, with the same fields,
+  `Config`, heuristics and autotuning search space. It runs tokamax's kernels
+  with the patch series of this package applied (see `patched`), which adds:
+
+  - `logits_soft_cap`: the kernels recompute the logits as the forward does
+    (`u = logits_scale * q @ k.T`, cast to `logits_dtype`, `+ bias`), cap them
+    (`s = c * tanh(u / c)`, taking `t = tanh(u / c)` before masking) and
+    multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
+    Without a cap the kernels trace exactly as upstream's.
+  - finite, zero gradients for query blocks that the forward skips because
+    `q_start` / `q_end` mask them entirely (upstream gives NaN).
+
+  Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
+  `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape
+  `[*B, T, H, d]`, `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v` `[*B, t, h, d]`
+  and the forward's keyword arguments. It returns `dq`, `dk`, `dv` (dtypes of
+  `q`, `k`, `v`) and `dbias` (summed over the broadcast axes of `bias`).
+
+  Raises:
+    NotImplementedError: for `dropout_mask`, `normalize_output=False`,
+      `return_residuals=True` or `paging_info` (as upstream).
+  """
+
+  config_cls: ClassVar[type[Config]] = Config
+  # Re-declared with its default: a slotted base hides it from `dataclass`.
+  config: Config | None = None
+
+  _fwd = patched.to_patched_config(
+      patched.pallas_triton_vjp.PallasTritonFlashAttentionVjp._fwd
+  )

@@ -1,0 +1,134 @@
+"""tokamax's Pallas-Triton attention modules with our patch series applied.
+
+The series in `patches/` (`git format-patch` mails against tokamax's
+repository) is the only copy of this package's kernel changes. Importing this
+module applies every patch of the series, in order, to the installed tokamax's
+source of each module below and executes the result as a private module
+(`tokamax_softcap.patched.<name>`); the ops in `pallas_triton.py` and
+`pallas_triton_vjp.py` of this package run that code. So the package and the
+upstream pull request cannot drift apart: they are the same text.
+
+A module defined this way has classes of its own (e.g. its own `Config`); the
+ops convert at that boundary, see `to_patched_config`.
+"""
+
+from collections.abc import Callable
+import dataclasses
+import functools
+import importlib
+import importlib.abc
+import importlib.util
+import inspect
+import linecache
+import pathlib
+import sys
+import types
+from typing import Any
+
+import whatthepatch
+
+SERIES_DIR = pathlib.Path(__file__).parent / "patches"
+_UPSTREAM_PACKAGE = "tokamax._src.ops.attention"
+
+
+def series() -> list[pathlib.Path]:
+  """Returns the patch files of the series, in `git am` order."""
+  return sorted(SERIES_DIR.glob("*.patch"))
+
+
+def upstream_path(module_name: str) -> str:
+  """Returns a module's path in tokamax's repository (as the patches name it).
+
+  Args:
+    module_name: A module of `tokamax._src.ops.attention`, e.g.
+      `"pallas_triton_vjp"`.
+  """
+  return f"{_UPSTREAM_PACKAGE}.{module_name}".replace(".", "/") + ".py"
+
+
+def patched_source(module_name: str) -> str:
+  """Returns the installed tokamax's source of a module, with the series applied.
+
+  Args:
+    module_name: A module of `tokamax._src.ops.attention`, e.g.
+      `"pallas_triton_vjp"`.
+
+  Raises:
+    ImportError: if a hunk of the series does not apply to the installed
+      source (i.e. the installed tokamax is not one the series was made for).
+  """
+  upstream = importlib.import_module(f"{_UPSTREAM_PACKAGE}.{module_name}")
+  lines = inspect.getsource(upstream).splitlines()
+  path = upstream_path(module_name)
+  for patch in series():
+    for diff in whatthepatch.parse_patch(patch.read_text()):
+      if diff.header is None or diff.header.new_path != path:
+        continue
+      try:
+        lines = whatthepatch.apply_diff(diff, lines)
+      except whatthepatch.exceptions.HunkApplyException as e:
+        raise ImportError(
+            f"{patch.name} does not apply to {upstream.__file__}; this"
+            " package needs the tokamax 0.0.17 line."
+        ) from e
+  return "\n".join(lines) + "\n"
+
+
+class _SourceLoader(importlib.abc.InspectLoader):
+  """Loads a module from source text, keeping it visible to tracebacks."""
+
+  def __init__(self, source: str, filename: str):
+    self._source = source
+    self._filename = filename
+
+  def get_source(self, fullname: str) -> str:
+    del fullname  # Unused.
+    return self._source
+
+  def get_code(self, fullname: str) -> types.CodeType:
+    del fullname  # Unused.
+    lines = self._source.splitlines(keepends=True)
+    linecache.cache[self._filename] = (
+        len(self._source), None, lines, self._filename
+    )
+    return compile(self._source, self._filename, "exec", dont_inherit=True)
+
+
+def _load(module_name: str) -> types.ModuleType:
+  name = f"{__name__}.{module_name}"
+  filename = f"<{upstream_path(module_name)} + {SERIES_DIR.name}/>"
+  loader = _SourceLoader(patched_source(module_name), filename)
+  spec = importlib.util.spec_from_loader(name, loader, origin=filename)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[name] = module
+  loader.exec_module(module)
+  return module
+
+
+pallas_triton = _load("pallas_triton")
+pallas_triton_vjp = _load("pallas_triton_vjp")
+
+
+def to_patched_config(method: Callable[..., Any]) -> Callable[..., Any]:
+  """Wraps a patched op method to accept configs of the upstream class.
+
+  A patched module's `Config` is a class of its own, with the same fields as
+  tokamax's. The ops of this package keep tokamax's `Config` as their
+  `config_cls` (so configs from users, heuristics and autotuning caches keep
+  working) and convert it when they call into the patched module.
+
+  Args:
+    method: A method of a patched op taking a keyword `config`.
+
+  Returns:
+    The method, converting `config` to the class its module defines. Its
+    signature (which tokamax's `Op.bind` reads) is the method's own.
+  """
+  config_cls = sys.modules[method.__module__].Config
+
+  @functools.wraps(method)
+  def wrapper(self, *args, config, **kwargs):
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    return method(self, *args, config=config_cls(**fields), **kwargs)
+
+  return wrapper
