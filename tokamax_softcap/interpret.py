@@ -19,6 +19,12 @@ jax 0.11) and tokamax's kernels, and `interpret` handles both:
    Pallas-Triton attention ops (tokamax's and ours) report every device as
    supported; other ops (e.g. Mosaic) keep their checks, so tokamax's
    implementation chains still skip them.
+
+And one between XLA:CPU and f16 inputs: `dot_general` on the CPU rejects the
+`F16_F16_F32` dot algorithm, which tokamax picks for f16. Inside kernels,
+`plgpu.dot` computes such a dot as `F32_F32_F32` of the operands upcast to
+f32. That is the same computation: a product of two f16 values is exact in f32
+(11 + 11 significand bits < 24), and both accumulate in f32.
 """
 
 from collections.abc import Callable, Iterator
@@ -28,11 +34,16 @@ from unittest import mock
 
 import jax
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
+import jax.numpy as jnp
 from tokamax._src.ops.attention import pallas_triton
 from tokamax._src.ops.attention import pallas_triton_vjp
 
 _pallas_call = pl.pallas_call
 _program_id = pl.program_id
+_dot = plgpu.dot
+_F16 = jax.lax.DotAlgorithmPreset.F16_F16_F32
+_F32 = jax.lax.DotAlgorithmPreset.F32_F32_F32
 
 
 def _with_top_level_program_ids(
@@ -56,6 +67,12 @@ def _with_top_level_program_ids(
   return wrapped
 
 
+def _cpu_dot(a, b, *args, precision=None, **kwargs):
+  if precision == _F16:
+    a, b, precision = a.astype(jnp.float32), b.astype(jnp.float32), _F32
+  return _dot(a, b, *args, precision=precision, **kwargs)
+
+
 def _interpret_pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), **kw):
   num_axes = len(grid if grid_spec is None else grid_spec.grid)
   kw["interpret"] = True
@@ -70,7 +87,7 @@ def interpret() -> Iterator[None]:
   Kernels traced inside the context are interpreted, on any backend, so call
   and differentiate the ops inside it (and under a fresh `jax.jit`: a function
   jitted outside keeps its compiled kernels). Not thread-safe: it patches
-  `jax.experimental.pallas` and the ops' `supported_on` for the duration.
+  `pl.pallas_call`, `plgpu.dot` and the ops' `supported_on` for the duration.
 
   Yields:
     None.
@@ -78,6 +95,7 @@ def interpret() -> Iterator[None]:
   supported = lambda self, device: True
   with (
       mock.patch.object(pl, "pallas_call", _interpret_pallas_call),
+      mock.patch.object(plgpu, "dot", _cpu_dot),
       mock.patch.object(
           pallas_triton.PallasTritonFlashAttention, "supported_on", supported
       ),

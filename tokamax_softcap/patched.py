@@ -53,9 +53,13 @@ def patched_source(module_name: str) -> str:
     module_name: A module of `tokamax._src.ops.attention`, e.g.
       `"pallas_triton_vjp"`.
 
+  A patch that the installed source already contains (it reverse-applies, as
+  in a tree made by `upstream_tree.build`) is left out.
+
   Raises:
-    ImportError: if a hunk of the series does not apply to the installed
-      source (i.e. the installed tokamax is not one the series was made for).
+    ImportError: if a patch neither applies nor reverse-applies to the
+      installed source (i.e. the installed tokamax is not one the series was
+      made for).
   """
   upstream = importlib.import_module(f"{_UPSTREAM_PACKAGE}.{module_name}")
   lines = inspect.getsource(upstream).splitlines()
@@ -67,10 +71,13 @@ def patched_source(module_name: str) -> str:
       try:
         lines = whatthepatch.apply_diff(diff, lines)
       except whatthepatch.exceptions.HunkApplyException as e:
-        raise ImportError(
-            f"{patch.name} does not apply to {upstream.__file__}; this"
-            " package needs the tokamax 0.0.17 line."
-        ) from e
+        try:
+          whatthepatch.apply_diff(diff, lines, reverse=True)
+        except whatthepatch.exceptions.HunkApplyException:
+          raise ImportError(
+              f"{patch.name} does not apply to {upstream.__file__}; this"
+              " package needs the tokamax 0.0.17 line."
+          ) from e
   return "\n".join(lines) + "\n"
 
 
@@ -94,15 +101,28 @@ class _SourceLoader(importlib.abc.InspectLoader):
     return compile(self._source, self._filename, "exec", dont_inherit=True)
 
 
-def _load(module_name: str) -> types.ModuleType:
-  name = f"{__name__}.{module_name}"
-  filename = f"<{upstream_path(module_name)} + {SERIES_DIR.name}/>"
-  loader = _SourceLoader(patched_source(module_name), filename)
+def load_source(name: str, source: str, filename: str) -> types.ModuleType:
+  """Executes `source` as module `name` (in `sys.modules`) and returns it.
+
+  Args:
+    name: The module's name.
+    source: Its Python source.
+    filename: The name tracebacks and `inspect` show for it.
+  """
+  loader = _SourceLoader(source, filename)
   spec = importlib.util.spec_from_loader(name, loader, origin=filename)
   module = importlib.util.module_from_spec(spec)
   sys.modules[name] = module
   loader.exec_module(module)
   return module
+
+
+def _load(module_name: str) -> types.ModuleType:
+  return load_source(
+      f"{__name__}.{module_name}",
+      patched_source(module_name),
+      f"<{upstream_path(module_name)} + {SERIES_DIR.name}/>",
+  )
 
 
 pallas_triton = _load("pallas_triton")

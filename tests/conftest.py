@@ -1,0 +1,1 @@
+pytest_plugins = ("tokamax_softcap.pytest_plugin",)

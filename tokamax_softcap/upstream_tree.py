@@ -1,0 +1,192 @@
+"""A git tree of the installed tokamax with the patch series applied.
+
+The series (`patches/`) is the source of this package's kernels, and this is
+how it is edited and checked as the upstream pull request it is:
+
+- `build(dir)`: a git repository holding the installed tokamax wheel's files
+  at their upstream paths (commit "tokamax <version>"), with the series
+  applied by `git am`, one commit per patch.
+- edit, test and commit in that tree (amend, `git rebase -i`, new commits);
+- `export(dir)`: `git format-patch` the tree's commits back into `patches/`.
+- `check()`: builds a tree in a temporary directory and confirms that `git am`
+  applies the whole series and that the result is, file for file, the source
+  that `tokamax_softcap.patched` executes.
+"""
+
+from collections.abc import Sequence
+import importlib.metadata
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+
+from tokamax_softcap import patched
+
+# Fixed identity and dates: the same series gives the same commits.
+_GIT_ENV = dict(
+    GIT_AUTHOR_NAME="tokamax wheel",
+    GIT_AUTHOR_EMAIL="tokamax@wheel.invalid",
+    GIT_AUTHOR_DATE="2026-10-01T00:00:00Z",
+    GIT_COMMITTER_NAME="tokamax-softcap",
+    GIT_COMMITTER_EMAIL="tokamax-softcap@wheel.invalid",
+    GIT_COMMITTER_DATE="2026-10-01T00:00:00Z",
+)
+BASE_TAG = "tokamax-wheel"
+
+
+def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None):
+  env = {**os.environ, **_GIT_ENV, **(env or {})}
+  return subprocess.run(
+      ["git", "-C", str(tree), *args],
+      check=True,
+      capture_output=True,
+      text=True,
+      env=env,
+  ).stdout
+
+
+def build(tree: pathlib.Path | str, *, apply: bool = True) -> pathlib.Path:
+  """Builds the tree in `tree` (which must not exist).
+
+  Args:
+    tree: The directory to create.
+    apply: Whether to `git am` the series on top of the wheel's files.
+
+  Returns:
+    The tree's path.
+
+  Raises:
+    FileExistsError: if `tree` exists.
+    subprocess.CalledProcessError: if `git am` fails (its stderr says where).
+  """
+  tree = pathlib.Path(tree)
+  tree.mkdir(parents=True)
+  dist = importlib.metadata.distribution("tokamax")
+  for file in dist.files:
+    if file.parts[0] != "tokamax" or file.suffix == ".pyc":
+      continue
+    dest = tree / file
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(file.locate(), dest)
+  _git(tree, "init", "-q")
+  _git(tree, "add", "-A")
+  _git(tree, "commit", "-q", "-m", f"tokamax {dist.version}")
+  _git(tree, "tag", BASE_TAG)
+  if apply:
+    _git(
+        tree,
+        "am",
+        "-q",
+        "--committer-date-is-author-date",
+        *map(str, patched.series()),
+    )
+  return tree
+
+
+def export(tree: pathlib.Path | str) -> list[pathlib.Path]:
+  """Replaces the series with the tree's commits since the wheel's files.
+
+  Args:
+    tree: A tree made by `build`.
+
+  Returns:
+    The new patch files.
+  """
+  for old in patched.series():
+    old.unlink()
+  out = _git(
+      pathlib.Path(tree),
+      "format-patch",
+      "--zero-commit",
+      "--no-signature",
+      "--filename-max-length=100",
+      "-o",
+      str(patched.SERIES_DIR),
+      f"{BASE_TAG}..HEAD",
+  )
+  return [pathlib.Path(line) for line in out.split()]
+
+
+def patched_files() -> Sequence[str]:
+  """Returns the modules that `tokamax_softcap.patched` executes."""
+  return ("pallas_triton", "pallas_triton_vjp")
+
+
+def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
+  """Imports a module of the tree, e.g. to compare it with this package.
+
+  The module is named `tokamax_softcap.upstream_tree.<module_name>`; its own
+  imports of tokamax resolve to the installed tokamax.
+
+  Args:
+    tree: A tree made by `build`.
+    module_name: A module of `tokamax._src.ops.attention`.
+  """
+  path = pathlib.Path(tree) / patched.upstream_path(module_name)
+  name = f"{__name__}.{module_name}"
+  return patched.load_source(name, path.read_text(), str(path))
+
+
+UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
+_VJP_TEST_SKIP = '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
+
+
+def run_upstream_test(
+    tree: pathlib.Path | str, *pytest_args: str
+) -> subprocess.CompletedProcess[str]:
+  """Runs upstream's `pallas_triton_test.py` of the tree, with the tree as tokamax.
+
+  Upstream skips its Pallas-Triton VJP test class in open source ("too slow");
+  this removes that mark from the tree's working copy (not from the series)
+  before running. Without a GPU, the tests run in interpret mode
+  (`tokamax_softcap.pytest_plugin`).
+
+  Args:
+    tree: A tree made by `build`.
+    *pytest_args: More pytest arguments, e.g. `-k`, `-n`.
+
+  Returns:
+    The finished pytest process (its output captured).
+  """
+  tree = pathlib.Path(tree)
+  test = tree / UPSTREAM_TEST
+  test.write_text(test.read_text().replace(_VJP_TEST_SKIP + "\n", ""))
+  env = {**os.environ, "PYTHONPATH": str(tree)}
+  command = [sys.executable, "-m", "pytest", "-p", "tokamax_softcap.pytest_plugin"]
+  return subprocess.run(
+      [*command, "-p", "no:cacheprovider", str(test), *pytest_args],
+      cwd=tree,
+      env=env,
+      capture_output=True,
+      text=True,
+  )
+
+
+def check() -> list[str]:
+  """Checks that the series applies to the wheel and matches the package.
+
+  Returns:
+    What was checked, one line each.
+
+  Raises:
+    subprocess.CalledProcessError: if `git am` fails.
+    AssertionError: if a file of the `git am` result differs from the source
+      `tokamax_softcap.patched` executes.
+  """
+  report = []
+  with tempfile.TemporaryDirectory() as tmp:
+    tree = build(pathlib.Path(tmp) / "tokamax")
+    log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
+    report.append(f"git am: {len(log)} patches applied to the wheel's files:")
+    report.extend(f"  {subject}" for subject in reversed(log))
+    for name in patched_files():
+      path = patched.upstream_path(name)
+      if (tree / path).read_text() != patched.patched_source(name):
+        raise AssertionError(
+            f"{path}: `git am` gives other text than tokamax_softcap.patched."
+        )
+      report.append(f"{path}: identical to what tokamax_softcap.patched runs.")
+  return report

@@ -1,0 +1,284 @@
+"""`verify`: gradient errors of the soft-capped kernels against an fp32 reference.
+
+For each configuration and mask variant, runs the forward and VJP of
+`PallasTritonFlashAttention` with `logits_soft_cap`, differentiates the
+unfused fp32 reference (`tokamax_softcap.reference`, on the same inputs
+upcast to f32) with JAX, and reports per gradient the relative error
+`max|x - ref| / max|ref|`, the largest pre-cap logit |u| over attended entries,
+and pass/fail against fixed bounds.
+
+Inputs are random with the shapes of the configuration: `q`, `k` ~ N(0, s)
+with `s = sqrt(logit_std)` (so with `logits_scale = 1/sqrt(D)` the pre-cap
+logits have standard deviation `logit_std`; by default the cap, so most logits
+are beyond the linear range of `tanh` and the largest reach ~5x the cap),
+`v`, `dout` and `bias` ~ N(0, 1).
+"""
+
+from collections.abc import Iterator, Sequence
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tokamax._src.ops.attention import base
+from tokamax_softcap import pallas_triton
+from tokamax_softcap import reference
+
+# Bounds on the relative error `max|x - ref| / max|ref|`.
+# bf16: the numbers of the upstream PR check of this VJP (cap 30, pre-cap
+# logits to 168, causal / k_start packing / dense mask), see README.
+# f32: 1e-5, ~3x what the H200 and the CPU interpreter measure (3.6e-6 at
+# most; README, "verify"), and 100x below the bf16 bounds.
+BOUNDS = {
+    "bfloat16": dict(dq=4.3e-3, dk=4.3e-3, dv=4.3e-3, dbias=3.4e-3),
+    "float32": dict(dq=1e-5, dk=1e-5, dv=1e-5, dbias=1e-5),
+}
+GRADS = ("dq", "dk", "dv", "dbias")
+VARIANTS = ("causal", "packed-k-start", "packed-dense", "bias", "window")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Config:
+  """An attention layer to verify.
+
+  Attributes:
+    name: Its name in the table.
+    batch: Batch size `B`.
+    seq_len: Sequence length `T` (self-attention).
+    num_heads: Query heads `H`.
+    num_kv_heads: Key/value heads `h` (`H % h == 0`; GQA when `h < H`).
+    head_dim: `D`, for `q`, `k` and `v`.
+    logits_soft_cap: The cap `c`.
+    window: Sliding-window size of the `window` variant (keys `q - window < k
+      <= q`); the variant runs only if `window < seq_len`.
+  """
+
+  name: str
+  batch: int
+  seq_len: int
+  num_heads: int
+  num_kv_heads: int
+  head_dim: int
+  logits_soft_cap: float
+  window: int
+
+
+# Gemma 2 2B: 8 query / 4 kv heads, head_dim 256, `attn_logit_softcapping`
+# 50, sliding window 4096 on alternate layers, context 8192 (Gemma 2 paper,
+# arXiv:2408.00118, and its `config.json`).
+GEMMA2_2B = Config(
+    name="gemma2-2b",
+    batch=1,
+    seq_len=8192,
+    num_heads=8,
+    num_kv_heads=4,
+    head_dim=256,
+    logits_soft_cap=50.0,
+    window=4096,
+)
+# The upstream PR's check: cap 30, pre-cap logits past 150; MHA at the shape
+# of tokamax's attention benchmarks (B2 T4096 H16 D128).
+PR_CHECK = Config(
+    name="pr-check",
+    batch=2,
+    seq_len=4096,
+    num_heads=16,
+    num_kv_heads=16,
+    head_dim=128,
+    logits_soft_cap=30.0,
+    window=1024,
+)
+CONFIGS = {c.name: c for c in (GEMMA2_2B, PR_CHECK)}
+
+
+def cpu_sized(config: Config) -> Config:
+  """Returns `config` at a size the Pallas interpreter runs in seconds."""
+  seq_len = min(config.seq_len, 512)
+  return dataclasses.replace(
+      config,
+      batch=1,
+      seq_len=seq_len,
+      num_heads=min(config.num_heads, 4),
+      num_kv_heads=min(config.num_kv_heads, 2),
+      window=min(config.window, seq_len // 2),
+  )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Row:
+  """One line of the table."""
+
+  config: str
+  variant: str
+  dtype: str
+  shape: str
+  max_logit: float
+  errors: dict[str, float]
+  bounds: dict[str, float]
+  passed: bool
+
+
+def _doc_starts(seq_len: int) -> np.ndarray:
+  """Returns the start of each position's document: 4 packed documents."""
+  # Boundaries at uneven fractions, so documents straddle kernel blocks.
+  bounds = [0, *(round(f * seq_len) + 3 for f in (0.37, 0.52, 0.81))]
+  starts = np.zeros(seq_len, np.int32)
+  for b in bounds:
+    starts[b:] = b
+  return starts
+
+
+def _variant(
+    config: Config, variant: str
+) -> tuple[dict[str, object], np.ndarray]:
+  """Returns the op's keyword arguments and the reference's dense mask."""
+  pos = np.arange(config.seq_len)
+  causal = pos[None, :] <= pos[:, None]
+  doc_start = _doc_starts(config.seq_len)
+  packed = causal & (pos[None, :] >= doc_start[:, None])
+  window = causal & (pos[None, :] > pos[:, None] - config.window)
+  return {
+      "causal": (dict(is_causal=True), causal),
+      "bias": (dict(is_causal=True), causal),
+      "packed-k-start": (
+          dict(mask=base.Mask(k_start=jnp.asarray(doc_start), is_causal=True)),
+          packed,
+      ),
+      "packed-dense": (dict(mask=jnp.asarray(packed)), packed),
+      "window": (dict(mask=base.CausalMask(window_size=config.window)), window),
+  }[variant]
+
+
+def make_inputs(
+    config: Config, dtype: jnp.dtype, logit_std: float, with_bias: bool, seed=0
+) -> tuple[jax.Array, ...]:
+  """Returns `q, k, v, bias, dout` in `dtype` (`bias` is `None` if unused)."""
+  b, t, hq, hk, d = (
+      config.batch,
+      config.seq_len,
+      config.num_heads,
+      config.num_kv_heads,
+      config.head_dim,
+  )
+  keys = jax.random.split(jax.random.PRNGKey(seed), 5)
+  s = math.sqrt(logit_std)
+  q = s * jax.random.normal(keys[0], (b, t, hq, d), jnp.float32)
+  k = s * jax.random.normal(keys[1], (b, t, hk, d), jnp.float32)
+  v = jax.random.normal(keys[2], (b, t, hk, d), jnp.float32)
+  dout = jax.random.normal(keys[3], (b, t, hq, d), jnp.float32)
+  bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32)
+  cast = lambda x: x.astype(dtype)
+  return cast(q), cast(k), cast(v), (cast(bias) if with_bias else None), cast(
+      dout
+  )
+
+
+def _relative_error(x: jax.Array, ref: jax.Array) -> float:
+  x = x.astype(jnp.float32)
+  err = float(jnp.max(jnp.abs(x - ref)) / jnp.max(jnp.abs(ref)))
+  return err if math.isfinite(err) else math.inf
+
+
+def verify_one(
+    config: Config,
+    variant: str,
+    dtype: str,
+    logit_std: float | None = None,
+    op: pallas_triton.PallasTritonFlashAttention | None = None,
+) -> Row:
+  """Runs one configuration and variant; returns its row of the table.
+
+  Args:
+    config: The attention layer.
+    variant: One of `VARIANTS`.
+    dtype: `"bfloat16"` or `"float32"`, of inputs and outputs.
+    logit_std: Standard deviation of the pre-cap logits; default the cap.
+    op: The op to verify; default `PallasTritonFlashAttention()`.
+
+  Returns:
+    The row; `passed` is false if an error is NaN/inf or above its bound, or
+    the largest pre-cap logit is below 3x the cap (the cap was not exercised).
+  """
+  if op is None:
+    op = pallas_triton.PallasTritonFlashAttention()
+  if logit_std is None:
+    logit_std = config.logits_soft_cap
+  cap = config.logits_soft_cap
+  op_kwargs, mask = _variant(config, variant)
+  with_bias = variant == "bias"
+  q, k, v, bias, dout = make_inputs(config, jnp.dtype(dtype), logit_std, with_bias)
+
+  def kernel(q, k, v, bias):
+    return op(q, k, v, bias=bias, logits_soft_cap=cap, **op_kwargs)
+
+  def ref(q, k, v, bias):
+    return reference.attention(
+        q, k, v, bias, mask=jnp.asarray(mask), logits_soft_cap=cap
+    )
+
+  def grads(f, *args):
+    _, f_vjp = jax.vjp(f, *args[:-1])
+    return f_vjp(args[-1])
+
+  actual = jax.jit(functools.partial(grads, kernel))(q, k, v, bias, dout)
+  f32 = lambda x: None if x is None else x.astype(jnp.float32)
+  expected = jax.jit(functools.partial(grads, ref))(
+      *map(f32, (q, k, v, bias, dout))
+  )
+  errors = {
+      name: _relative_error(a, e)
+      for name, a, e in zip(GRADS, actual, expected)
+      if e is not None
+  }
+  del actual, expected
+  u = reference.logits(f32(q), f32(k), bias=f32(bias))
+  max_logit = float(jnp.max(jnp.where(jnp.asarray(mask), jnp.abs(u), 0.0)))
+  bounds = {name: BOUNDS[dtype][name] for name in errors}
+  passed = max_logit >= 3 * cap and all(
+      errors[n] <= bounds[n] for n in errors
+  )
+  shape = (
+      f"B{config.batch} T{config.seq_len} H{config.num_heads}"
+      f"/{config.num_kv_heads} D{config.head_dim}"
+  )
+  return Row(
+      config=config.name,
+      variant=variant if variant != "window" else f"window {config.window}",
+      dtype=dtype,
+      shape=shape,
+      max_logit=max_logit,
+      errors=errors,
+      bounds=bounds,
+      passed=passed,
+  )
+
+
+def runs(
+    configs: Sequence[Config], variants: Sequence[str], dtypes: Sequence[str]
+) -> Iterator[tuple[Config, str, str]]:
+  """Yields the (config, variant, dtype) runs to make."""
+  for config in configs:
+    for variant in variants:
+      if variant == "window" and config.window >= config.seq_len:
+        continue  # The window masks nothing at this length.
+      for dtype in dtypes:
+        yield config, variant, dtype
+
+
+def table(rows: Sequence[Row]) -> str:
+  """Returns the rows as a markdown table."""
+  fmt = lambda x: "—" if x is None else f"{x:.2e}"
+  lines = [
+      "| config | shape | variant | dtype | max pre-cap \\|u\\| | dq | dk | dv"
+      " | dbias | result |",
+      "|---|---|---|---|---|---|---|---|---|---|",
+  ]
+  for r in rows:
+    errs = " | ".join(fmt(r.errors.get(n)) for n in GRADS)
+    lines.append(
+        f"| {r.config} | {r.shape} | {r.variant} | {r.dtype} |"
+        f" {r.max_logit:.0f} | {errs} | {'pass' if r.passed else 'FAIL'} |"
+    )
+  return "\n".join(lines)
