@@ -46,38 +46,52 @@ def upstream_path(module_name: str) -> str:
   return f"{_UPSTREAM_PACKAGE}.{module_name}".replace(".", "/") + ".py"
 
 
+def _diffs(module_name: str) -> list[tuple[str, object]]:
+  """Returns `(patch file name, diff)` for each diff of the series to a module."""
+  path = upstream_path(module_name)
+  return [
+      (patch.name, diff)
+      for patch in series()
+      for diff in whatthepatch.parse_patch(patch.read_text())
+      if diff.header is not None and diff.header.new_path == path
+  ]
+
+
+def _apply(diffs, lines: list[str], reverse: bool = False) -> list[str]:
+  """Applies `diffs` in order (undoes them in reverse order if `reverse`)."""
+  for _, diff in reversed(diffs) if reverse else diffs:
+    lines = whatthepatch.apply_diff(diff, lines, reverse=reverse)
+  return lines
+
+
 def patched_source(module_name: str) -> str:
   """Returns the installed tokamax's source of a module, with the series applied.
+
+  If the installed source already contains the whole series (it can be undone,
+  as in a tree made by `upstream_tree.build`), it is returned as it is.
 
   Args:
     module_name: A module of `tokamax._src.ops.attention`, e.g.
       `"pallas_triton_vjp"`.
 
-  A patch that the installed source already contains (it reverse-applies, as
-  in a tree made by `upstream_tree.build`) is left out.
-
   Raises:
-    ImportError: if a patch neither applies nor reverse-applies to the
+    ImportError: if the series neither applies to nor is contained in the
       installed source (i.e. the installed tokamax is not one the series was
       made for).
   """
   upstream = importlib.import_module(f"{_UPSTREAM_PACKAGE}.{module_name}")
   lines = inspect.getsource(upstream).splitlines()
-  path = upstream_path(module_name)
-  for patch in series():
-    for diff in whatthepatch.parse_patch(patch.read_text()):
-      if diff.header is None or diff.header.new_path != path:
-        continue
-      try:
-        lines = whatthepatch.apply_diff(diff, lines)
-      except whatthepatch.exceptions.HunkApplyException as e:
-        try:
-          whatthepatch.apply_diff(diff, lines, reverse=True)
-        except whatthepatch.exceptions.HunkApplyException:
-          raise ImportError(
-              f"{patch.name} does not apply to {upstream.__file__}; this"
-              " package needs the tokamax 0.0.17 line."
-          ) from e
+  diffs = _diffs(module_name)
+  try:
+    lines = _apply(diffs, lines)
+  except whatthepatch.exceptions.HunkApplyException as e:
+    try:
+      _apply(diffs, lines, reverse=True)
+    except whatthepatch.exceptions.HunkApplyException:
+      raise ImportError(
+          f"The series in {SERIES_DIR} does not apply to {upstream.__file__}"
+          f" ({e}); this package needs the tokamax 0.0.17 line."
+      ) from e
   return "\n".join(lines) + "\n"
 
 
