@@ -130,7 +130,7 @@ def _doc_starts(seq_len: int) -> np.ndarray:
   return starts
 
 
-def _variant(
+def mask_variant(
     config: Config, variant: str
 ) -> tuple[dict[str, object], np.ndarray]:
   """Returns the op's keyword arguments and the reference's dense mask."""
@@ -146,7 +146,7 @@ def _variant(
           dict(mask=base.Mask(k_start=jnp.asarray(doc_start), is_causal=True)),
           packed,
       ),
-      "packed-dense": (dict(mask=jnp.asarray(packed)), packed),
+      "packed-dense": (dict(mask=jnp.asarray(packed)[None]), packed),
       "window": (dict(mask=base.CausalMask(window_size=config.window)), window),
   }[variant]
 
@@ -181,34 +181,47 @@ def _relative_error(x: jax.Array, ref: jax.Array) -> float:
   return err if math.isfinite(err) else math.inf
 
 
-def verify_one(
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Gradients:
+  """The kernel's and the reference's gradients for one run.
+
+  Attributes:
+    actual: `dq, dk, dv, dbias` of the op (dtype of the inputs; `dbias` is
+      `None` without bias).
+    expected: The same, of the fp32 reference on the inputs upcast to f32.
+    max_logit: The largest pre-cap |u| over attended entries.
+  """
+
+  actual: tuple[jax.Array | None, ...]
+  expected: tuple[jax.Array | None, ...]
+  max_logit: float
+
+
+def gradients(
     config: Config,
     variant: str,
     dtype: str,
     logit_std: float | None = None,
     op: pallas_triton.PallasTritonFlashAttention | None = None,
-) -> Row:
-  """Runs one configuration and variant; returns its row of the table.
+) -> Gradients:
+  """Differentiates the op and the reference on the same inputs.
 
   Args:
     config: The attention layer.
     variant: One of `VARIANTS`.
     dtype: `"bfloat16"` or `"float32"`, of inputs and outputs.
     logit_std: Standard deviation of the pre-cap logits; default the cap.
-    op: The op to verify; default `PallasTritonFlashAttention()`.
-
-  Returns:
-    The row; `passed` is false if an error is NaN/inf or above its bound, or
-    the largest pre-cap logit is below 3x the cap (the cap was not exercised).
+    op: The op; default `PallasTritonFlashAttention()`.
   """
   if op is None:
     op = pallas_triton.PallasTritonFlashAttention()
   if logit_std is None:
     logit_std = config.logits_soft_cap
   cap = config.logits_soft_cap
-  op_kwargs, mask = _variant(config, variant)
-  with_bias = variant == "bias"
-  q, k, v, bias, dout = make_inputs(config, jnp.dtype(dtype), logit_std, with_bias)
+  op_kwargs, mask = mask_variant(config, variant)
+  q, k, v, bias, dout = make_inputs(
+      config, jnp.dtype(dtype), logit_std, with_bias=variant == "bias"
+  )
 
   def kernel(q, k, v, bias):
     return op(q, k, v, bias=bias, logits_soft_cap=cap, **op_kwargs)
@@ -218,25 +231,43 @@ def verify_one(
         q, k, v, bias, mask=jnp.asarray(mask), logits_soft_cap=cap
     )
 
-  def grads(f, *args):
+  def vjp(f, *args):
     _, f_vjp = jax.vjp(f, *args[:-1])
     return f_vjp(args[-1])
 
-  actual = jax.jit(functools.partial(grads, kernel))(q, k, v, bias, dout)
   f32 = lambda x: None if x is None else x.astype(jnp.float32)
-  expected = jax.jit(functools.partial(grads, ref))(
+  actual = jax.jit(functools.partial(vjp, kernel))(q, k, v, bias, dout)
+  expected = jax.jit(functools.partial(vjp, ref))(
       *map(f32, (q, k, v, bias, dout))
   )
-  errors = {
-      name: _relative_error(a, e)
-      for name, a, e in zip(GRADS, actual, expected)
-      if e is not None
-  }
-  del actual, expected
   u = reference.logits(f32(q), f32(k), bias=f32(bias))
   max_logit = float(jnp.max(jnp.where(jnp.asarray(mask), jnp.abs(u), 0.0)))
+  return Gradients(actual=actual, expected=expected, max_logit=max_logit)
+
+
+def verify_one(
+    config: Config, variant: str, dtype: str, logit_std: float | None = None
+) -> Row:
+  """Runs one configuration and variant; returns its row of the table.
+
+  Args:
+    config: The attention layer.
+    variant: One of `VARIANTS`.
+    dtype: `"bfloat16"` or `"float32"`, of inputs and outputs.
+    logit_std: Standard deviation of the pre-cap logits; default the cap.
+
+  Returns:
+    The row; `passed` is false if an error is NaN/inf or above its bound, or
+    the largest pre-cap logit is below 3x the cap (the cap was not exercised).
+  """
+  grads = gradients(config, variant, dtype, logit_std)
+  errors = {
+      name: _relative_error(a, e)
+      for name, a, e in zip(GRADS, grads.actual, grads.expected)
+      if e is not None
+  }
   bounds = {name: BOUNDS[dtype][name] for name in errors}
-  passed = max_logit >= 3 * cap and all(
+  passed = grads.max_logit >= 3 * config.logits_soft_cap and all(
       errors[n] <= bounds[n] for n in errors
   )
   shape = (
@@ -248,7 +279,7 @@ def verify_one(
       variant=variant if variant != "window" else f"window {config.window}",
       dtype=dtype,
       shape=shape,
-      max_logit=max_logit,
+      max_logit=grads.max_logit,
       errors=errors,
       bounds=bounds,
       passed=passed,
