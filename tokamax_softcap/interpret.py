@@ -20,11 +20,18 @@ jax 0.11) and tokamax's kernels, and `interpret` handles both:
    supported; other ops (e.g. Mosaic) keep their checks, so tokamax's
    implementation chains still skip them.
 
-And one between XLA:CPU and f16 inputs: `dot_general` on the CPU rejects the
-`F16_F16_F32` dot algorithm, which tokamax picks for f16. Inside kernels,
-`plgpu.dot` computes such a dot as `F32_F32_F32` of the operands upcast to
-f32. That is the same computation: a product of two f16 values is exact in f32
-(11 + 11 significand bits < 24), and both accumulate in f32.
+Inside kernels, two primitives are adjusted to compute what Triton computes:
+
+3. `plgpu.dot` with the `F16_F16_F32` algorithm (tokamax's choice for f16),
+   which `dot_general` on the CPU rejects, runs as `F32_F32_F32` on the
+   operands upcast to f32. That is the same computation: a product of two f16
+   values is exact in f32 (11 + 11 significand bits < 24), and both accumulate
+   in f32.
+4. `plgpu.load(..., other=x)` casts `x` to the loaded dtype, as Triton does.
+   The interpreter computes `where(mask, value, x)` instead, which turns a
+   boolean block into int32 when `x` is tokamax's default `0` (a bounds-checked
+   load of a mask whose length is not a multiple of the block) and then fails
+   to lower.
 """
 
 from collections.abc import Callable, Iterator
@@ -42,6 +49,7 @@ from tokamax._src.ops.attention import pallas_triton_vjp
 _pallas_call = pl.pallas_call
 _program_id = pl.program_id
 _dot = plgpu.dot
+_load = plgpu.load
 _F16 = jax.lax.DotAlgorithmPreset.F16_F16_F32
 _F32 = jax.lax.DotAlgorithmPreset.F32_F32_F32
 
@@ -73,6 +81,12 @@ def _cpu_dot(a, b, *args, precision=None, **kwargs):
   return _dot(a, b, *args, precision=precision, **kwargs)
 
 
+def _cpu_load(ref, *args, other=None, **kwargs):
+  if other is not None:
+    other = jnp.asarray(other, ref.dtype)
+  return _load(ref, *args, other=other, **kwargs)
+
+
 def _interpret_pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), **kw):
   num_axes = len(grid if grid_spec is None else grid_spec.grid)
   kw["interpret"] = True
@@ -87,7 +101,8 @@ def interpret() -> Iterator[None]:
   Kernels traced inside the context are interpreted, on any backend, so call
   and differentiate the ops inside it (and under a fresh `jax.jit`: a function
   jitted outside keeps its compiled kernels). Not thread-safe: it patches
-  `pl.pallas_call`, `plgpu.dot` and the ops' `supported_on` for the duration.
+  `pl.pallas_call`, `plgpu.dot`, `plgpu.load` and the ops' `supported_on`
+  for the duration.
 
   Yields:
     None.
@@ -96,6 +111,7 @@ def interpret() -> Iterator[None]:
   with (
       mock.patch.object(pl, "pallas_call", _interpret_pallas_call),
       mock.patch.object(plgpu, "dot", _cpu_dot),
+      mock.patch.object(plgpu, "load", _cpu_load),
       mock.patch.object(
           pallas_triton.PallasTritonFlashAttention, "supported_on", supported
       ),

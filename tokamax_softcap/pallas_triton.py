@@ -81,6 +81,15 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
       )
       object.__setattr__(self, "vjp", vjp)
 
+  @functools.wraps(base.DotProductAttention.__call__)
+  def __call__(self, *args, logits_soft_cap=None, **kwargs):
+    # Checked before tokamax's type check, which raises a `TypeError` for
+    # some invalid caps (e.g. complex, traced) and accepts others.
+    logits_soft_cap = check_logits_soft_cap(logits_soft_cap)
+    return base.DotProductAttention.__call__(
+        self, *args, logits_soft_cap=logits_soft_cap, **kwargs
+    )
+
   @functools.wraps(base.DotProductAttention.bind)
   def bind(self, *args, **kwargs) -> op.BoundArguments:
     ba = base.DotProductAttention.bind(self, *args, **kwargs)

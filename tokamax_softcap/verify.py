@@ -146,7 +146,9 @@ def mask_variant(
           dict(mask=base.Mask(k_start=jnp.asarray(doc_start), is_causal=True)),
           packed,
       ),
-      "packed-dense": (dict(mask=jnp.asarray(packed)[None]), packed),
+      "packed-dense": (
+          dict(mask=jnp.asarray(packed)[None], is_causal=True), packed
+      ),
       "window": (dict(mask=base.CausalMask(window_size=config.window)), window),
   }[variant]
 
@@ -175,7 +177,8 @@ def make_inputs(
   )
 
 
-def _relative_error(x: jax.Array, ref: jax.Array) -> float:
+def relative_error(x: jax.Array, ref: jax.Array) -> float:
+  """Returns `max|x - ref| / max|ref|` in f32 (`inf` if not finite)."""
   x = x.astype(jnp.float32)
   err = float(jnp.max(jnp.abs(x - ref)) / jnp.max(jnp.abs(ref)))
   return err if math.isfinite(err) else math.inf
@@ -262,7 +265,7 @@ def verify_one(
   """
   grads = gradients(config, variant, dtype, logit_std)
   errors = {
-      name: _relative_error(a, e)
+      name: relative_error(a, e)
       for name, a, e in zip(GRADS, grads.actual, grads.expected)
       if e is not None
   }

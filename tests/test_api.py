@@ -1,0 +1,213 @@
+"""The ops as drop-ins for tokamax's, registration, and input errors."""
+
+import math
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import tokamax
+from tokamax._src.ops.attention import api
+from tokamax._src.ops.attention import base
+from tokamax._src.ops.attention import pallas_triton as upstream
+from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
+import tokamax_softcap
+from tokamax_softcap import reference
+
+CAP = 10.0
+
+
+def _inputs(shape=(2, 128, 4, 64), kv_heads=2, scale=2 * math.sqrt(CAP), seed=0):
+  """Returns `q, k, v, dout` with pre-cap logits of std `scale**2`."""
+  b, t, h, d = shape
+  keys = jax.random.split(jax.random.PRNGKey(seed), 4)
+  q = scale * jax.random.normal(keys[0], shape)
+  k = scale * jax.random.normal(keys[1], (b, t, kv_heads, d))
+  v = jax.random.normal(keys[2], (b, t, kv_heads, d))
+  dout = jax.random.normal(keys[3], shape)
+  assert float(jnp.abs(reference.logits(q, k)).max()) >= 5 * CAP
+  return q, k, v, dout
+
+
+def _grads(f, q, k, v, dout):
+  out, f_vjp = jax.vjp(f, q, k, v)
+  return out, f_vjp(dout)
+
+
+def test_ops_are_drop_in_subclasses():
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  assert isinstance(op, upstream.PallasTritonFlashAttention)
+  assert isinstance(op.vjp, upstream_vjp.PallasTritonFlashAttentionVjp)
+  assert isinstance(op.vjp, tokamax_softcap.PallasTritonFlashAttentionVjp)
+  assert type(op).__name__ == upstream.PallasTritonFlashAttention.__name__
+  assert type(op.vjp).__name__ == "PallasTritonFlashAttentionVjp"
+  assert op.config_cls is upstream.Config
+  assert op.vjp.config_cls is upstream_vjp.Config
+
+
+def test_replace_and_upstream_configs_keep_working():
+  q, k, v, dout = _inputs()
+  config = upstream.Config(block_q=32, block_k=32, num_warps=4, num_stages=2)
+  vjp_config = upstream_vjp.Config(
+      block_m1=32, block_n1=32, block_m2=32, block_n2=32, num_warps=4,
+      num_stages=2,
+  )
+  op = tokamax_softcap.PallasTritonFlashAttention(config=config)
+  op = op.replace(vjp=op.vjp.replace(config=vjp_config))
+  assert isinstance(op, tokamax_softcap.PallasTritonFlashAttention)
+  f = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=CAP)
+  ref = lambda q, k, v: reference.attention(
+      q, k, v, mask=jnp.tri(q.shape[1], dtype=bool), logits_soft_cap=CAP
+  )
+  actual = _grads(f, q, k, v, dout)
+  expected = _grads(ref, q, k, v, dout)
+  scale = max(float(jnp.abs(x).max()) for x in expected[1])
+  chex.assert_trees_all_close(actual, expected, atol=5e-6 * scale, rtol=5e-7)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(is_causal=True),
+        dict(mask=base.Mask(k_start=jnp.array([0] * 40 + [40] * 88))),
+        dict(bias=True),
+    ],
+    ids=["causal", "k_start", "bias"],
+)
+def test_uncapped_gradients_are_upstream_bitwise(kwargs):
+  q, k, v, dout = _inputs()
+  if kwargs.pop("bias", False):
+    kwargs["bias"] = jax.random.normal(jax.random.PRNGKey(1), (2, 4, 128, 128))
+  ours = tokamax_softcap.PallasTritonFlashAttention()
+  theirs = upstream.PallasTritonFlashAttention(
+      vjp=upstream_vjp.PallasTritonFlashAttentionVjp()
+  )
+  actual = _grads(lambda q, k, v: ours(q, k, v, **kwargs), q, k, v, dout)
+  expected = _grads(lambda q, k, v: theirs(q, k, v, **kwargs), q, k, v, dout)
+  chex.assert_trees_all_equal(actual, expected)
+
+
+def test_upstream_raises_for_the_cap_and_we_do_not():
+  q, k, v, dout = _inputs()
+  theirs = upstream.PallasTritonFlashAttention(
+      vjp=upstream_vjp.PallasTritonFlashAttentionVjp()
+  )
+  with pytest.raises(NotImplementedError, match="logits_soft_cap"):
+    _grads(lambda q, k, v: theirs(q, k, v, logits_soft_cap=CAP), q, k, v, dout)
+  ours = tokamax_softcap.PallasTritonFlashAttention()
+  _, grads = _grads(lambda q, k, v: ours(q, k, v, logits_soft_cap=CAP), q, k, v, dout)
+  assert all(bool(jnp.all(jnp.isfinite(g))) for g in grads)
+
+
+@pytest.mark.parametrize(
+    "cap", [0.0, -1.0, math.nan, math.inf, -math.inf, True, "10", 1j, None]
+)
+def test_invalid_logits_soft_cap_raises_value_error(cap):
+  q, k, v, _ = _inputs()
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  if cap is None:
+    op(q, k, v, logits_soft_cap=cap)  # `None` means no cap: valid.
+    return
+  with pytest.raises(ValueError, match="logits_soft_cap"):
+    op(q, k, v, logits_soft_cap=cap)
+
+
+def test_traced_logits_soft_cap_raises_value_error():
+  q, k, v, _ = _inputs()
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  with pytest.raises(ValueError, match="logits_soft_cap"):
+    jax.jit(lambda cap: op(q, k, v, logits_soft_cap=cap))(CAP)
+
+
+def test_numpy_and_int_caps_are_accepted_as_floats():
+  q, k, v, _ = _inputs()
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  expected = op(q, k, v, logits_soft_cap=10.0)
+  for cap in (np.float32(10.0), 10, np.int64(10)):
+    chex.assert_trees_all_equal(op(q, k, v, logits_soft_cap=cap), expected)
+
+
+def test_dropout_has_no_vjp_but_runs_forward():
+  q, k, v, dout = _inputs()
+  dropout_mask = jax.random.bernoulli(jax.random.PRNGKey(2), shape=(2, 4, 128, 128))
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  f = lambda q, k, v: op(q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5)
+  assert f(q, k, v).shape == q.shape  # Inference supports dropout.
+  with pytest.raises(NotImplementedError, match="dropout_mask"):
+    _grads(f, q, k, v, dout)
+
+
+def test_dropout_falls_back_in_the_implementation_chain():
+  q, k, v, dout = _inputs()
+  dropout_mask = jax.random.bernoulli(jax.random.PRNGKey(2), shape=(2, 4, 128, 128))
+  ours = tokamax_softcap.PallasTritonFlashAttention()
+  xla = base.DotProductAttention()
+
+  def loss(q, k, v, impls):
+    out = impls[0](q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5)
+    return jnp.sum(out * dout)
+
+  def chain(q, k, v):
+    try:
+      return loss(q, k, v, [ours])
+    except NotImplementedError:
+      return loss(q, k, v, [xla])
+
+  actual = jax.grad(chain, argnums=(0, 1, 2))(q, k, v)
+  expected = jax.grad(loss, argnums=(0, 1, 2))(q, k, v, [xla])
+  chex.assert_trees_all_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_import_registers_and_unregister_restores_exactly():
+  assert tokamax_softcap.is_registered()
+  registered = api.IMPLEMENTATIONS
+  assert isinstance(registered["triton"], tokamax_softcap.PallasTritonFlashAttention)
+  tokamax_softcap.unregister()
+  original = api.IMPLEMENTATIONS
+  assert not tokamax_softcap.is_registered()
+  assert type(original["triton"]) is upstream.PallasTritonFlashAttention
+  tokamax_softcap.unregister()  # Idempotent.
+  assert api.IMPLEMENTATIONS is original
+  tokamax_softcap.register()
+  tokamax_softcap.register()  # Idempotent.
+  assert api.IMPLEMENTATIONS["xla"] is original["xla"]
+  tokamax_softcap.unregister()
+  assert api.IMPLEMENTATIONS is original  # The very mapping, not a copy.
+  tokamax_softcap.register()
+
+
+def test_registered_context_restores_previous_state():
+  before = api.IMPLEMENTATIONS
+  custom = tokamax_softcap.PallasTritonFlashAttention(use_base2=True)
+  with tokamax_softcap.registered(custom):
+    assert api.IMPLEMENTATIONS["triton"] is custom
+  assert api.IMPLEMENTATIONS is before
+  tokamax_softcap.unregister()
+  with tokamax_softcap.registered():
+    assert tokamax_softcap.is_registered()
+  assert not tokamax_softcap.is_registered()
+  tokamax_softcap.register()
+
+
+@pytest.mark.parametrize("implementation", ["triton", None])
+def test_dot_product_attention_is_differentiable_with_cap(implementation):
+  q, k, v, dout = _inputs()
+
+  @jax.jit
+  def loss(q, k, v):
+    out = tokamax.dot_product_attention(
+        q, k, v, is_causal=True, logits_soft_cap=CAP,
+        implementation=implementation,
+    )
+    return jnp.sum(out * dout)
+
+  def ref_loss(q, k, v):
+    mask = jnp.tri(q.shape[1], dtype=bool)
+    out = reference.attention(q, k, v, mask=mask, logits_soft_cap=CAP)
+    return jnp.sum(out * dout)
+
+  actual = jax.grad(loss, argnums=(0, 1, 2))(q, k, v)
+  expected = jax.grad(ref_loss, argnums=(0, 1, 2))(q, k, v)
+  scale = max(float(jnp.abs(x).max()) for x in expected)
+  chex.assert_trees_all_close(actual, expected, atol=5e-6 * scale, rtol=5e-7)

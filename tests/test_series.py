@@ -1,0 +1,118 @@
+"""The patch series as an upstream pull request: applies, passes, equals us.
+
+In a temporary git repository holding the installed tokamax wheel's files at
+their upstream paths (`upstream_tree.build`), the series is applied with
+`git am`; upstream's own VJP tests for what the series changes run against the
+patched upstream classes; and the package is shown to compute bit for bit
+what the patched upstream modules compute.
+"""
+
+import chex
+import jax.numpy as jnp
+import pytest
+from tokamax._src.ops.attention import base
+import tokamax_softcap
+from tokamax_softcap import patched
+from tokamax_softcap import upstream_tree
+from tokamax_softcap import verify
+
+CAP = 10.0
+# The tests of upstream's Pallas-Triton VJP class that the series adds or
+# makes pass: soft capping (2), skipped query blocks (3), use_base2 (2),
+# causal sequence lengths that are not a multiple of the block (3).
+UPSTREAM_TESTS = (
+    "PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
+    " skipped_query_blocks or use_base2 or not_multiple_of_block)"
+)
+NUM_UPSTREAM_TESTS = 10
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+  return upstream_tree.build(tmp_path_factory.mktemp("upstream") / "tokamax")
+
+
+@pytest.fixture(scope="module")
+def patched_upstream(tree):
+  """tokamax's ops, from the `git am` result (not from this package)."""
+  fwd = upstream_tree.load(tree, "pallas_triton")
+  vjp = upstream_tree.load(tree, "pallas_triton_vjp")
+  # Their classes are not ours or tokamax's, which `interpret` enables on the
+  # CPU: bypass the device check explicitly.
+  vjp_op = vjp.PallasTritonFlashAttentionVjp(bypass_device_check=True)
+  return fwd.PallasTritonFlashAttention(vjp=vjp_op, bypass_device_check=True)
+
+
+def test_check_applies_series_and_matches_package():
+  report = upstream_tree.check()
+  assert report[0] == f"git am: {len(patched.series())} patches applied to the wheel's files:"
+  assert sum("identical to what tokamax_softcap.patched runs" in r for r in report) == 2
+
+
+def test_series_changes_only_upstream_attention_files(tree):
+  changed = upstream_tree._git(  # pylint: disable=protected-access
+      tree, "diff", "--name-only", upstream_tree.BASE_TAG, "HEAD"
+  ).split()
+  assert set(changed) == {
+      "tokamax/_src/ops/attention/pallas_triton.py",
+      "tokamax/_src/ops/attention/pallas_triton_vjp.py",
+      "tokamax/_src/ops/attention/pallas_triton_test.py",
+  }
+
+
+def test_upstream_tests_pass_on_patched_tree(tree):
+  result = upstream_tree.run_upstream_test(tree, "-q", "-k", UPSTREAM_TESTS)
+  output = result.stdout + result.stderr
+  assert result.returncode == 0, output
+  assert f"{NUM_UPSTREAM_TESTS} passed" in output, output
+
+
+CONFIG = verify.Config(
+    name="bitwise",
+    batch=1,
+    seq_len=176,
+    num_heads=4,
+    num_kv_heads=2,
+    head_dim=64,
+    logits_soft_cap=CAP,
+    window=64,
+)
+CONFIG_MHA_128 = verify.Config(
+    name="bitwise-mha-128",
+    batch=1,
+    seq_len=176,
+    num_heads=2,
+    num_kv_heads=2,
+    head_dim=128,
+    logits_soft_cap=CAP,
+    window=64,
+)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(
+    "config, variant",
+    [(CONFIG, v) for v in ("causal", "packed-k-start", "packed-dense", "bias")]
+    + [(CONFIG_MHA_128, "causal")],
+    ids=lambda x: getattr(x, "name", x),
+)
+def test_package_equals_patched_upstream_bitwise(
+    patched_upstream, config, variant, dtype
+):
+  ours = verify.gradients(config, variant, dtype, 2 * CAP)
+  theirs = verify.gradients(config, variant, dtype, 2 * CAP, op=patched_upstream)
+  assert ours.max_logit >= 5 * CAP
+  chex.assert_trees_all_equal(ours.actual, theirs.actual)
+
+
+def test_forward_and_residuals_equal_patched_upstream_bitwise(patched_upstream):
+  q, k, v, bias, _ = verify.make_inputs(CONFIG, jnp.bfloat16, 2 * CAP, True)
+  kwargs = dict(
+      bias=bias,
+      mask=base.Mask(is_causal=True),
+      logits_soft_cap=CAP,
+      return_residuals=True,
+  )
+  ours = tokamax_softcap.PallasTritonFlashAttention()(q, k, v, **kwargs)
+  theirs = patched_upstream(q, k, v, **kwargs)
+  chex.assert_trees_all_equal(ours, theirs)
