@@ -16,6 +16,8 @@ import tokamax_softcap
 from tokamax_softcap import reference
 
 CAP = 10.0
+# f32 comparisons at full f32 precision (DEFAULT lets a GPU use TF32).
+HIGHEST = jax.lax.Precision.HIGHEST
 
 
 def _inputs(shape=(2, 128, 4, 64), kv_heads=2, scale=2 * math.sqrt(CAP), seed=0):
@@ -56,7 +58,9 @@ def test_replace_and_upstream_configs_keep_working():
   op = tokamax_softcap.PallasTritonFlashAttention(config=config)
   op = op.replace(vjp=op.vjp.replace(config=vjp_config))
   assert isinstance(op, tokamax_softcap.PallasTritonFlashAttention)
-  f = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=CAP)
+  f = lambda q, k, v: op(
+      q, k, v, is_causal=True, logits_soft_cap=CAP, precision=HIGHEST
+  )
   ref = lambda q, k, v: reference.attention(
       q, k, v, mask=jnp.tri(q.shape[1], dtype=bool), logits_soft_cap=CAP
   )
@@ -145,7 +149,9 @@ def test_dropout_falls_back_in_the_implementation_chain():
   xla = base.DotProductAttention()
 
   def loss(q, k, v, impls):
-    out = impls[0](q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5)
+    out = impls[0](
+        q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5, precision=HIGHEST
+    )
     return jnp.sum(out * dout)
 
   def chain(q, k, v):
@@ -197,7 +203,7 @@ def test_dot_product_attention_is_differentiable_with_cap(implementation):
   @jax.jit
   def loss(q, k, v):
     out = tokamax.dot_product_attention(
-        q, k, v, is_causal=True, logits_soft_cap=CAP,
+        q, k, v, is_causal=True, logits_soft_cap=CAP, precision=HIGHEST,
         implementation=implementation,
     )
     return jnp.sum(out * dout)

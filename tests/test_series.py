@@ -17,14 +17,6 @@ from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
 
 CAP = 10.0
-# The tests of upstream's Pallas-Triton VJP class that the series adds or
-# makes pass: soft capping (2), skipped query blocks (3), use_base2 (2),
-# causal sequence lengths that are not a multiple of the block (3).
-UPSTREAM_TESTS = (
-    "PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
-    " skipped_query_blocks or use_base2 or not_multiple_of_block)"
-)
-NUM_UPSTREAM_TESTS = 10
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +53,12 @@ def test_series_changes_only_upstream_attention_files(tree):
 
 
 def test_upstream_tests_pass_on_patched_tree(tree):
-  result = upstream_tree.run_upstream_test(tree, "-q", "-k", UPSTREAM_TESTS)
+  result = upstream_tree.run_upstream_test(
+      tree, "-q", "-k", upstream_tree.SERIES_TESTS
+  )
   output = result.stdout + result.stderr
   assert result.returncode == 0, output
-  assert f"{NUM_UPSTREAM_TESTS} passed" in output, output
+  assert f"{upstream_tree.NUM_SERIES_TESTS} passed" in output, output
 
 
 CONFIG = verify.Config(

@@ -1,18 +1,25 @@
-"""Command line: `python -m tokamax_softcap {verify,patch}` (or `tokamax-softcap`)."""
+"""Command line: `python -m tokamax_softcap {verify,patch}` (or `tokamax-softcap`).
+
+verify: gradient errors of the soft-capped kernels vs an fp32 reference.
+patch: build, export or check the upstream patch series (`patches/`).
+"""
 
 import argparse
 import contextlib
 import dataclasses
 import datetime
 import json
+import pathlib
 import platform
 import sys
+import tempfile
 
 import jax
 import tokamax
 import tqdm
 import tokamax_softcap
 from tokamax_softcap import interpret
+from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
 
 
@@ -97,6 +104,29 @@ def _verify(args: argparse.Namespace) -> int:
   return 1 if failed else 0
 
 
+def _patch(args: argparse.Namespace) -> int:
+  """Runs `patch`; returns the exit code."""
+  if args.action == "tree":
+    tree = upstream_tree.build(args.dir)
+    print(f"{tree}: the tokamax wheel's files (tag {upstream_tree.BASE_TAG}),")
+    print("with the series applied by `git am`. Edit and commit there, then")
+    print(f"`python -m tokamax_softcap patch export {tree}`.")
+    return 0
+  if args.action == "export":
+    for path in upstream_tree.export(args.dir):
+      print(path)
+    return 0
+  print("\n".join(upstream_tree.check()))
+  with tempfile.TemporaryDirectory() as tmp:
+    tree = upstream_tree.build(pathlib.Path(tmp) / "tokamax")
+    print(f"upstream's own tests of the series (-k '{upstream_tree.SERIES_TESTS}'):")
+    result = upstream_tree.run_upstream_test(
+        tree, "-q", "-k", upstream_tree.SERIES_TESTS, *args.pytest_args
+    )
+  print(result.stdout[-2000:] + result.stderr[-2000:])
+  return result.returncode
+
+
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="tokamax-softcap", description=__doc__)
   commands = parser.add_subparsers(dest="command", required=True)
@@ -150,6 +180,29 @@ def _parser() -> argparse.ArgumentParser:
       "--json", metavar="FILE", help="also write the results as JSON ('-': stdout)"
   )
   v.set_defaults(run=_verify)
+
+  p = commands.add_parser(
+      "patch",
+      help="build, export or check the upstream patch series",
+      description=upstream_tree.__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
+  actions = p.add_subparsers(dest="action", required=True)
+  c = actions.add_parser(
+      "check",
+      help="git am the series onto the wheel's files in a temporary tree,"
+      " compare with the package, run upstream's tests of it",
+  )
+  c.add_argument(
+      "pytest_args", nargs="*", help="more pytest arguments (after --)"
+  )
+  actions.add_parser(
+      "tree", help="build a tree with the series applied, to edit"
+  ).add_argument("dir", type=pathlib.Path, help="directory to create")
+  actions.add_parser(
+      "export", help="format-patch a tree's commits into the series"
+  ).add_argument("dir", type=pathlib.Path, help="a tree made by `patch tree`")
+  p.set_defaults(run=_patch)
   return parser
 
 

@@ -107,6 +107,6 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
       )
     return op.BoundArguments(self, arguments)
 
-  _fwd = patched.to_patched_config(
-      patched.pallas_triton.PallasTritonFlashAttention._fwd
+  _fwd = patched.op_method(
+      patched.pallas_triton.PallasTritonFlashAttention._fwd, Config
   )

@@ -7,6 +7,7 @@ from tokamax._src.ops.attention import pallas_triton_vjp as upstream
 from tokamax_softcap import patched
 
 Config = upstream.Config
+_PATCHED = patched.pallas_triton_vjp.PallasTritonFlashAttentionVjp
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -14,16 +15,21 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
   """tokamax's Pallas-Triton FlashAttention VJP, with soft-cap support.
 
   A drop-in subclass of tokamax's op of the same name, with the same fields,
-  `Config`, heuristics and autotuning search space. It runs tokamax's kernels
-  with the patch series of this package applied (see `patched`), which adds:
+  `Config` and autotuning search space. It runs tokamax's kernels and
+  heuristics with the patch series of this package applied (see `patched`),
+  which adds:
 
   - `logits_soft_cap`: the kernels recompute the logits as the forward does
     (`u = logits_scale * q @ k.T`, cast to `logits_dtype`, `+ bias`), cap them
     (`s = c * tanh(u / c)`, taking `t = tanh(u / c)` before masking) and
     multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
     Without a cap the kernels trace exactly as upstream's.
-  - finite, zero gradients for query blocks that the forward skips because
-    `q_start` / `q_end` mask them entirely (upstream gives NaN).
+  - fixes: zero (not NaN) gradients for query blocks that the forward skips
+    because `q_start` / `q_end` mask them entirely; the dk/dv kernel's logits
+    computed as the forward's (scaling `q`, not `k`); the causal dk/dv loop
+    kept within the queries (upstream reads past them when `seq_len_q` is not
+    a multiple of `block_n1`); a default config that fits in shared memory
+    for wide heads (e.g. f32 with head_dim 256).
 
   Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
   `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape
@@ -40,6 +46,7 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
   # Re-declared with its default: a slotted base hides it from `dataclass`.
   config: Config | None = None
 
-  _fwd = patched.to_patched_config(
-      patched.pallas_triton_vjp.PallasTritonFlashAttentionVjp._fwd
+  _fwd = patched.op_method(_PATCHED._fwd, Config)
+  _get_heuristics_config = patched.op_method(
+      _PATCHED._get_heuristics_config, Config
   )

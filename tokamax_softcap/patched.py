@@ -9,7 +9,7 @@ source of each module below and executes the result as a private module
 upstream pull request cannot drift apart: they are the same text.
 
 A module defined this way has classes of its own (e.g. its own `Config`); the
-ops convert at that boundary, see `to_patched_config`.
+ops convert at that boundary, see `op_method`.
 """
 
 from collections.abc import Callable
@@ -143,26 +143,38 @@ pallas_triton = _load("pallas_triton")
 pallas_triton_vjp = _load("pallas_triton_vjp")
 
 
-def to_patched_config(method: Callable[..., Any]) -> Callable[..., Any]:
-  """Wraps a patched op method to accept configs of the upstream class.
+def _convert(config: Any, config_cls: type[Any]) -> Any:
+  """Returns `config` as an instance of `config_cls` (same fields)."""
+  if type(config) is config_cls:  # pylint: disable=unidiomatic-typecheck
+    return config
+  fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+  return config_cls(**fields)
+
+
+def op_method(method: Callable[..., Any], config_cls: type[Any]):
+  """Adapts a method of a patched op to an op whose configs are `config_cls`.
 
   A patched module's `Config` is a class of its own, with the same fields as
   tokamax's. The ops of this package keep tokamax's `Config` as their
   `config_cls` (so configs from users, heuristics and autotuning caches keep
-  working) and convert it when they call into the patched module.
+  working) and convert at the boundary: a `config` argument to the patched
+  module's class, a returned config to `config_cls`.
 
   Args:
-    method: A method of a patched op taking a keyword `config`.
+    method: A method of an op class of a patched module.
+    config_cls: tokamax's `Config` class for that op.
 
   Returns:
-    The method, converting `config` to the class its module defines. Its
-    signature (which tokamax's `Op.bind` reads) is the method's own.
+    The adapted method. Its signature (which tokamax's `Op.bind` reads) is the
+    method's own.
   """
-  config_cls = sys.modules[method.__module__].Config
+  patched_cls = sys.modules[method.__module__].Config
 
   @functools.wraps(method)
-  def wrapper(self, *args, config, **kwargs):
-    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
-    return method(self, *args, config=config_cls(**fields), **kwargs)
+  def wrapper(self, *args, **kwargs):
+    if "config" in kwargs:
+      kwargs["config"] = _convert(kwargs["config"], patched_cls)
+    out = method(self, *args, **kwargs)
+    return _convert(out, config_cls) if isinstance(out, patched_cls) else out
 
   return wrapper

@@ -36,6 +36,10 @@ BOUNDS = {
     "float32": dict(dq=1e-5, dk=1e-5, dv=1e-5, dbias=1e-5),
 }
 GRADS = ("dq", "dk", "dv", "dbias")
+PRECISION = {
+    "bfloat16": jax.lax.Precision.DEFAULT,
+    "float32": jax.lax.Precision.HIGHEST,
+}
 VARIANTS = ("causal", "packed-k-start", "packed-dense", "bias", "window")
 
 
@@ -226,8 +230,20 @@ def gradients(
       config, jnp.dtype(dtype), logit_std, with_bias=variant == "bias"
   )
 
+  # f32 at full f32 precision (DEFAULT would let the GPU use TF32); bf16 with
+  # its default (bf16 operands, f32 accumulation), as tokamax's tests do.
+  precision = PRECISION[dtype]
+
   def kernel(q, k, v, bias):
-    return op(q, k, v, bias=bias, logits_soft_cap=cap, **op_kwargs)
+    return op(
+        q,
+        k,
+        v,
+        bias=bias,
+        logits_soft_cap=cap,
+        precision=precision,
+        **op_kwargs,
+    )
 
   def ref(q, k, v, bias):
     return reference.attention(
