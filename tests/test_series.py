@@ -96,6 +96,7 @@ def test_package_equals_patched_upstream_bitwise(
   ours = verify.gradients(config, variant, dtype, 2 * CAP)
   theirs = verify.gradients(config, variant, dtype, 2 * CAP, op=patched_upstream)
   assert ours.max_logit >= 5 * CAP
+  chex.assert_tree_all_finite(ours.actual)
   chex.assert_trees_all_equal(ours.actual, theirs.actual)
 
 
@@ -109,4 +110,5 @@ def test_forward_and_residuals_equal_patched_upstream_bitwise(patched_upstream):
   )
   ours = tokamax_softcap.PallasTritonFlashAttention()(q, k, v, **kwargs)
   theirs = patched_upstream(q, k, v, **kwargs)
+  chex.assert_tree_all_finite(ours)
   chex.assert_trees_all_equal(ours, theirs)

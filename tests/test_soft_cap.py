@@ -27,11 +27,12 @@ CONFIG = verify.Config(
     logits_soft_cap=CAP,
     window=96,
 )
-# MHA, head_dim 128 (a logits scale that is not a power of two).
+# MHA, head_dim 128 (a logits scale that is not a power of two), and a
+# sequence that is a multiple of neither block (64 and 32) of the causal loops.
 CONFIG_MHA_128 = verify.Config(
     name="test-mha-128",
     batch=1,
-    seq_len=192,
+    seq_len=176,
     num_heads=2,
     num_kv_heads=2,
     head_dim=128,

@@ -133,12 +133,12 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # Upstream's tests (of its Pallas-Triton VJP class) for what the series
 # changes: soft capping (2 cases), skipped query blocks (3), use_base2 (2),
-# causal sequence lengths that are not a multiple of the block (3).
+# causal sequence lengths that are not a multiple of the block (4).
 SERIES_TESTS = (
     "PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block)"
 )
-NUM_SERIES_TESTS = 10
+NUM_SERIES_TESTS = 11
 _VJP_TEST_SKIP = '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 
 
@@ -162,7 +162,11 @@ def run_upstream_test(
   tree = pathlib.Path(tree)
   test = tree / UPSTREAM_TEST
   test.write_text(test.read_text().replace(_VJP_TEST_SKIP + "\n", ""))
-  env = {**os.environ, "PYTHONPATH": str(tree)}
+  # The tree is tokamax; this package (for the plugin) and the rest of the
+  # environment's path stay importable.
+  path = [str(tree), str(pathlib.Path(__file__).parent.parent)]
+  path += filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
   command = [sys.executable, "-m", "pytest", "-p", "tokamax_softcap.pytest_plugin"]
   # Upstream's `long` marker is registered in its own (unshipped) config.
   quiet = ["-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
