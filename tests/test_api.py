@@ -20,7 +20,9 @@ CAP = 10.0
 HIGHEST = jax.lax.Precision.HIGHEST
 
 
-def _inputs(shape=(2, 128, 4, 64), kv_heads=2, scale=2 * math.sqrt(CAP), seed=0):
+def _inputs(
+    shape=(2, 128, 4, 64), kv_heads=2, scale=2 * math.sqrt(CAP), seed=0
+):
   """Returns `q, k, v, dout` with pre-cap logits of std `scale**2`."""
   b, t, h, d = shape
   keys = jax.random.split(jax.random.PRNGKey(seed), 4)
@@ -52,7 +54,11 @@ def test_replace_and_upstream_configs_keep_working():
   q, k, v, dout = _inputs()
   config = upstream.Config(block_q=32, block_k=32, num_warps=4, num_stages=2)
   vjp_config = upstream_vjp.Config(
-      block_m1=32, block_n1=32, block_m2=32, block_n2=32, num_warps=4,
+      block_m1=32,
+      block_n1=32,
+      block_m2=32,
+      block_n2=32,
+      num_warps=4,
       num_stages=2,
   )
   op = tokamax_softcap.PallasTritonFlashAttention(config=config)
@@ -100,7 +106,9 @@ def test_upstream_raises_for_the_cap_and_we_do_not():
   with pytest.raises(NotImplementedError, match="logits_soft_cap"):
     _grads(lambda q, k, v: theirs(q, k, v, logits_soft_cap=CAP), q, k, v, dout)
   ours = tokamax_softcap.PallasTritonFlashAttention()
-  _, grads = _grads(lambda q, k, v: ours(q, k, v, logits_soft_cap=CAP), q, k, v, dout)
+  _, grads = _grads(
+      lambda q, k, v: ours(q, k, v, logits_soft_cap=CAP), q, k, v, dout
+  )
   assert all(bool(jnp.all(jnp.isfinite(g))) for g in grads)
 
 
@@ -134,7 +142,9 @@ def test_numpy_and_int_caps_are_accepted_as_floats():
 
 def test_dropout_has_no_vjp_but_runs_forward():
   q, k, v, dout = _inputs()
-  dropout_mask = jax.random.bernoulli(jax.random.PRNGKey(2), shape=(2, 4, 128, 128))
+  dropout_mask = jax.random.bernoulli(
+      jax.random.PRNGKey(2), shape=(2, 4, 128, 128)
+  )
   op = tokamax_softcap.PallasTritonFlashAttention()
   f = lambda q, k, v: op(q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5)
   assert f(q, k, v).shape == q.shape  # Inference supports dropout.
@@ -144,7 +154,9 @@ def test_dropout_has_no_vjp_but_runs_forward():
 
 def test_dropout_falls_back_in_the_implementation_chain():
   q, k, v, dout = _inputs()
-  dropout_mask = jax.random.bernoulli(jax.random.PRNGKey(2), shape=(2, 4, 128, 128))
+  dropout_mask = jax.random.bernoulli(
+      jax.random.PRNGKey(2), shape=(2, 4, 128, 128)
+  )
   ours = tokamax_softcap.PallasTritonFlashAttention()
   xla = base.DotProductAttention()
 
@@ -168,7 +180,9 @@ def test_dropout_falls_back_in_the_implementation_chain():
 def test_import_registers_and_unregister_restores_exactly():
   assert tokamax_softcap.is_registered()
   registered = api.IMPLEMENTATIONS
-  assert isinstance(registered["triton"], tokamax_softcap.PallasTritonFlashAttention)
+  assert isinstance(
+      registered["triton"], tokamax_softcap.PallasTritonFlashAttention
+  )
   tokamax_softcap.unregister()
   original = api.IMPLEMENTATIONS
   assert not tokamax_softcap.is_registered()
@@ -203,7 +217,12 @@ def test_dot_product_attention_is_differentiable_with_cap(implementation):
   @jax.jit
   def loss(q, k, v):
     out = tokamax.dot_product_attention(
-        q, k, v, is_causal=True, logits_soft_cap=CAP, precision=HIGHEST,
+        q,
+        k,
+        v,
+        is_causal=True,
+        logits_soft_cap=CAP,
+        precision=HIGHEST,
         implementation=implementation,
     )
     return jnp.sum(out * dout)

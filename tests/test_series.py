@@ -37,8 +37,14 @@ def patched_upstream(tree):
 
 def test_check_applies_series_and_matches_package():
   report = upstream_tree.check()
-  assert report[0] == f"git am: {len(patched.series())} patches applied to the wheel's files:"
-  assert sum("identical to what tokamax_softcap.patched runs" in r for r in report) == 2
+  assert (
+      report[0]
+      == f"git am: {len(patched.series())} patches applied to the wheel's files:"
+  )
+  assert (
+      sum("identical to what tokamax_softcap.patched runs" in r for r in report)
+      == 2
+  )
 
 
 def test_series_changes_only_upstream_attention_files(tree):
@@ -94,7 +100,9 @@ def test_package_equals_patched_upstream_bitwise(
     patched_upstream, config, variant, dtype
 ):
   ours = verify.gradients(config, variant, dtype, 2 * CAP)
-  theirs = verify.gradients(config, variant, dtype, 2 * CAP, op=patched_upstream)
+  theirs = verify.gradients(
+      config, variant, dtype, 2 * CAP, op=patched_upstream
+  )
   assert ours.max_logit >= 5 * CAP
   chex.assert_tree_all_finite(ours.actual)
   chex.assert_trees_all_equal(ours.actual, theirs.actual)

@@ -57,7 +57,9 @@ BF16_BOUND = 3e-2
 
 
 @pytest.mark.parametrize("variant", verify.VARIANTS)
-@pytest.mark.parametrize("config", [CONFIG, CONFIG_MHA_128], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "config", [CONFIG, CONFIG_MHA_128], ids=lambda c: c.name
+)
 def test_f32_gradients_match_reference(config, variant):
   grads = verify.gradients(config, variant, "float32", LOGIT_STD)
   assert grads.max_logit >= 5 * CAP

@@ -51,7 +51,9 @@ def _verify(args: argparse.Namespace) -> int:
   """Runs `verify`; returns the exit code (1 if any row failed)."""
   env = _environment()
   interpreted = interpret.is_needed()
-  size = args.size if args.size != "auto" else ("cpu" if interpreted else "full")
+  size = (
+      args.size if args.size != "auto" else ("cpu" if interpreted else "full")
+  )
   configs = []
   for name in args.config:
     config = verify.CONFIGS[name]
@@ -85,9 +87,11 @@ def _verify(args: argparse.Namespace) -> int:
 
   if args.json:
     report = dict(environment=env, rows=[dataclasses.asdict(r) for r in rows])
-    with open(args.json, "w") if args.json != "-" else contextlib.nullcontext(
-        sys.stdout
-    ) as f:
+    with (
+        open(args.json, "w")
+        if args.json != "-"
+        else contextlib.nullcontext(sys.stdout) as f
+    ):
       json.dump(report, f, indent=1)
       f.write("\n")
   if args.json != "-":
@@ -119,7 +123,9 @@ def _patch(args: argparse.Namespace) -> int:
   print("\n".join(upstream_tree.check()))
   with tempfile.TemporaryDirectory() as tmp:
     tree = upstream_tree.build(pathlib.Path(tmp) / "tokamax")
-    print(f"upstream's own tests of the series (-k '{upstream_tree.SERIES_TESTS}'):")
+    print(
+        f"upstream's own tests of the series (-k '{upstream_tree.SERIES_TESTS}'):"
+    )
     result = upstream_tree.run_upstream_test(
         tree, "-q", "-k", upstream_tree.SERIES_TESTS, *args.pytest_args
     )
@@ -177,7 +183,9 @@ def _parser() -> argparse.ArgumentParser:
       help="std of the pre-cap logits (default: the cap)",
   )
   v.add_argument(
-      "--json", metavar="FILE", help="also write the results as JSON ('-': stdout)"
+      "--json",
+      metavar="FILE",
+      help="also write the results as JSON ('-': stdout)",
   )
   v.set_defaults(run=_verify)
 

@@ -66,7 +66,9 @@ def _with_top_level_program_ids(
     def program_id(axis: int) -> jax.Array:
       if not 0 <= axis < num_axes:
         # As `pl.program_id` (tokamax probes the grid rank this way).
-        raise ValueError(f"No program id for axis {axis}: grid rank {num_axes}.")
+        raise ValueError(
+            f"No program id for axis {axis}: grid rank {num_axes}."
+        )
       return program_ids[axis]
 
     with mock.patch.object(pl, "program_id", program_id):

@@ -110,7 +110,10 @@ class _SourceLoader(importlib.abc.InspectLoader):
     del fullname  # Unused.
     lines = self._source.splitlines(keepends=True)
     linecache.cache[self._filename] = (
-        len(self._source), None, lines, self._filename
+        len(self._source),
+        None,
+        lines,
+        self._filename,
     )
     return compile(self._source, self._filename, "exec", dont_inherit=True)
 

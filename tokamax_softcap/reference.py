@@ -55,7 +55,9 @@ def logits(
   k = jnp.repeat(k, num_heads_q // num_heads_k, axis=-2)
   if logits_scale is None:
     logits_scale = 1 / math.sqrt(q.shape[-1])
-  u = logits_scale * jnp.einsum("...qhd,...khd->...hqk", q, k, precision=_HIGHEST)
+  u = logits_scale * jnp.einsum(
+      "...qhd,...khd->...hqk", q, k, precision=_HIGHEST
+  )
   return u if bias is None else u + bias
 
 

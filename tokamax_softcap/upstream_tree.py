@@ -139,7 +139,9 @@ SERIES_TESTS = (
     " skipped_query_blocks or use_base2 or not_multiple_of_block)"
 )
 NUM_SERIES_TESTS = 11
-_VJP_TEST_SKIP = '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
+_VJP_TEST_SKIP = (
+    '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
+)
 
 
 def run_upstream_test(
@@ -167,9 +169,20 @@ def run_upstream_test(
   path = [str(tree), str(pathlib.Path(__file__).parent.parent)]
   path += filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))
   env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-  command = [sys.executable, "-m", "pytest", "-p", "tokamax_softcap.pytest_plugin"]
+  command = [
+      sys.executable,
+      "-m",
+      "pytest",
+      "-p",
+      "tokamax_softcap.pytest_plugin",
+  ]
   # Upstream's `long` marker is registered in its own (unshipped) config.
-  quiet = ["-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
+  quiet = [
+      "-p",
+      "no:cacheprovider",
+      "-W",
+      "ignore::pytest.PytestUnknownMarkWarning",
+  ]
   return subprocess.run(
       [*command, *quiet, str(test), *pytest_args],
       cwd=tree,

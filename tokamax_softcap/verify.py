@@ -28,12 +28,16 @@ from tokamax_softcap import reference
 
 # Bounds on the relative error `max|x - ref| / max|ref|`.
 # bf16: the numbers of the upstream PR check of this VJP (cap 30, pre-cap
-# logits to 168, causal / k_start packing / dense mask), see README.
-# f32: 1e-5, ~3x what the H200 and the CPU interpreter measure (3.6e-6 at
-# most; README, "verify"), and 100x below the bf16 bounds.
+# logits to 168, causal / k_start packing / dense mask). Not met on these
+# inputs, for measured reasons that are not the cap's (README, "bf16
+# accuracy"); kept, not loosened.
+# f32: 3e-5, 2.5x the largest error measured on these inputs (1.19e-5, CPU
+# interpreter, pr-check with packed documents, 2026-11-29): the f32 rounding
+# of pre-cap logits up to ~140 (an ulp of 1.5e-5) moves the weights by as
+# much; causal rows measure 6-8e-6.
 BOUNDS = {
     "bfloat16": dict(dq=4.3e-3, dk=4.3e-3, dv=4.3e-3, dbias=3.4e-3),
-    "float32": dict(dq=1e-5, dk=1e-5, dv=1e-5, dbias=1e-5),
+    "float32": dict(dq=3e-5, dk=3e-5, dv=3e-5, dbias=3e-5),
 }
 GRADS = ("dq", "dk", "dv", "dbias")
 PRECISION = {
@@ -151,7 +155,8 @@ def mask_variant(
           packed,
       ),
       "packed-dense": (
-          dict(mask=jnp.asarray(packed)[None], is_causal=True), packed
+          dict(mask=jnp.asarray(packed)[None], is_causal=True),
+          packed,
       ),
       "window": (dict(mask=base.CausalMask(window_size=config.window)), window),
   }[variant]
@@ -176,8 +181,12 @@ def make_inputs(
   dout = jax.random.normal(keys[3], (b, t, hq, d), jnp.float32)
   bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32)
   cast = lambda x: x.astype(dtype)
-  return cast(q), cast(k), cast(v), (cast(bias) if with_bias else None), cast(
-      dout
+  return (
+      cast(q),
+      cast(k),
+      cast(v),
+      (cast(bias) if with_bias else None),
+      cast(dout),
   )
 
 
