@@ -2,7 +2,7 @@
 
 Inputs have pre-cap logits with standard deviation 2x the cap, so that most
 of them lie where `tanh` bends and the largest pass 5x the cap (asserted in
-every test).
+every test that compares values).
 """
 
 import dataclasses
@@ -52,7 +52,8 @@ F32_ATOL, F32_RTOL = 5e-6, 5e-7
 # not from the cap: `delta = rowsum(dout * out)` uses the bf16 `out`
 # (with the exact `out` the same run gives 3.9e-3), which cancels in
 # `dp - delta` in peaked rows (few keys: the start of each causal document).
-# See README, "bf16 accuracy". 3e-2 is 2x the measured maximum.
+# See README, "bf16 accuracy". 3e-2 is 2x the measured maximum: a regression
+# bound for these inputs, not an accuracy claim.
 BF16_BOUND = 3e-2
 
 

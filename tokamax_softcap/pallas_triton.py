@@ -56,6 +56,8 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
     `logits_soft_cap`;
   - with `use_base2=True` the residual `m` is returned in base e, which the
     VJP expects (upstream returns base 2 and its gradients are wrong);
+  - a query row that attends to no key has zero output whatever softmax
+    `logits_soft_cap` selects (upstream averages `v` with the stable one);
   - `logits_soft_cap` is validated.
 
   Call it as tokamax's op: `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v`
@@ -69,9 +71,9 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
       scalar.
     NotImplementedError: if `dropout_mask` is given while residuals are
       requested (which is how tokamax differentiates an op) and the VJP is the
-      Pallas-Triton one, which has no dropout; `tokamax.dot_product_attention`
-      then falls back to its next implementation. Also on devices without
-      Triton support (unless `bypass_device_check`).
+      Pallas-Triton one, which has no dropout: raised in the forward call, so
+      a caller that tries implementations in turn can fall back. Also on
+      devices without Triton support (unless `bypass_device_check`).
   """
 
   def __post_init__(self):

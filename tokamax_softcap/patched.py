@@ -130,7 +130,11 @@ def load_source(name: str, source: str, filename: str) -> types.ModuleType:
   spec = importlib.util.spec_from_loader(name, loader, origin=filename)
   module = importlib.util.module_from_spec(spec)
   sys.modules[name] = module
-  loader.exec_module(module)
+  try:
+    loader.exec_module(module)
+  except BaseException:
+    del sys.modules[name]
+    raise
   return module
 
 
@@ -142,6 +146,11 @@ def _load(module_name: str) -> types.ModuleType:
   )
 
 
+# The modules the series changes (tokamax's `pallas_triton_test.py` too, which
+# is not loaded). The patched `pallas_triton` still imports tokamax's own
+# `pallas_triton_vjp` (its default `vjp` is upstream's): this package's ops
+# set their VJP explicitly.
+MODULES = ("pallas_triton", "pallas_triton_vjp")
 pallas_triton = _load("pallas_triton")
 pallas_triton_vjp = _load("pallas_triton_vjp")
 

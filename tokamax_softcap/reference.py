@@ -10,7 +10,8 @@ independently:
     out = softmax(s) @ v
 
 A fully masked row thus gets uniform weights (as tokamax's XLA implementation
-and `flax.linen.dot_product_attention` give it).
+and `flax.linen.dot_product_attention` give it), whereas the Pallas-Triton
+kernels give it zero output: compare only rows that attend to some key.
 """
 
 import math

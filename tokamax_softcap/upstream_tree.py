@@ -13,7 +13,6 @@ how it is edited and checked as the upstream pull request it is:
   that `tokamax_softcap.patched` executes.
 """
 
-from collections.abc import Sequence
 import importlib.metadata
 import os
 import pathlib
@@ -95,24 +94,23 @@ def export(tree: pathlib.Path | str) -> list[pathlib.Path]:
   Returns:
     The new patch files.
   """
-  for old in patched.series():
-    old.unlink()
-  out = _git(
-      pathlib.Path(tree),
-      "format-patch",
-      "--zero-commit",
-      "--no-signature",
-      "--filename-max-length=100",
-      "-o",
-      str(patched.SERIES_DIR),
-      f"{BASE_TAG}..HEAD",
-  )
-  return [pathlib.Path(line) for line in out.split()]
-
-
-def patched_files() -> Sequence[str]:
-  """Returns the modules that `tokamax_softcap.patched` executes."""
-  return ("pallas_triton", "pallas_triton_vjp")
+  with tempfile.TemporaryDirectory() as tmp:
+    _git(
+        pathlib.Path(tree),
+        "format-patch",
+        "--zero-commit",
+        "--no-signature",
+        "--filename-max-length=100",
+        "-o",
+        tmp,
+        f"{BASE_TAG}..HEAD",
+    )
+    # Only once `format-patch` has succeeded, replace the old series.
+    for old in patched.series():
+      old.unlink()
+    for new in sorted(pathlib.Path(tmp).glob("*.patch")):
+      shutil.move(new, patched.SERIES_DIR / new.name)
+  return patched.series()
 
 
 def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
@@ -131,14 +129,18 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
 
 
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
-# Upstream's tests (of its Pallas-Triton VJP class) for what the series
-# changes: soft capping (2 cases), skipped query blocks (3), use_base2 (2),
-# causal sequence lengths that are not a multiple of the block (4).
+# Upstream's tests of what the series changes: in its Pallas-Triton VJP
+# class, soft capping (4 cases), skipped query blocks (3), `use_base2` (2),
+# sequence lengths that are not a multiple of the block (6), fully masked
+# rows (6), head_dim 128 in bf16 and 256 in f32 (2), causal block configs
+# (2); in its forward class, `split_k` with `use_base2` (1).
 SERIES_TESTS = (
-    "PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
-    " skipped_query_blocks or use_base2 or not_multiple_of_block)"
+    "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
+    " skipped_query_blocks or use_base2 or not_multiple_of_block or"
+    " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable))"
+    " or split_k_use_base2"
 )
-NUM_SERIES_TESTS = 11
+NUM_SERIES_TESTS = 26
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
@@ -209,7 +211,7 @@ def check() -> list[str]:
     log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
     report.append(f"git am: {len(log)} patches applied to the wheel's files:")
     report.extend(f"  {subject}" for subject in reversed(log))
-    for name in patched_files():
+    for name in patched.MODULES:
       path = patched.upstream_path(name)
       if (tree / path).read_text() != patched.patched_source(name):
         raise AssertionError(

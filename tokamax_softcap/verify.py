@@ -179,20 +179,21 @@ def make_inputs(
   k = s * jax.random.normal(keys[1], (b, t, hk, d), jnp.float32)
   v = jax.random.normal(keys[2], (b, t, hk, d), jnp.float32)
   dout = jax.random.normal(keys[3], (b, t, hq, d), jnp.float32)
-  bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32)
+  bias = None
+  if with_bias:
+    bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32).astype(dtype)
   cast = lambda x: x.astype(dtype)
-  return (
-      cast(q),
-      cast(k),
-      cast(v),
-      (cast(bias) if with_bias else None),
-      cast(dout),
-  )
+  return cast(q), cast(k), cast(v), bias, cast(dout)
 
 
 def relative_error(x: jax.Array, ref: jax.Array) -> float:
-  """Returns `max|x - ref| / max|ref|` in f32 (`inf` if not finite)."""
+  """Returns `max|x - ref| / max|ref|` in f32; `inf` if `x` is not finite.
+
+  Finiteness is checked first: XLA:CPU's `max` can skip NaNs.
+  """
   x = x.astype(jnp.float32)
+  if not bool(jnp.all(jnp.isfinite(x))):
+    return math.inf
   err = float(jnp.max(jnp.abs(x - ref)) / jnp.max(jnp.abs(ref)))
   return err if math.isfinite(err) else math.inf
 

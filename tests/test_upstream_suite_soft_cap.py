@@ -1,0 +1,79 @@
+"""tokamax's attention test suite again, every case with an active soft cap.
+
+The same cases, inputs, masks and tolerances as `test_upstream_suite.py`, but
+the op gets `logits_soft_cap=CAP` and every reference applies the cap: the
+suite's default reference and the references its cases build on
+`flax.linen.dot_product_attention` are swapped for
+`tokamax_softcap.reference.attention` (f32, cap after the bias and before the
+masks); the soft-cap case's own reference gets `CAP` instead of its 10.
+
+The harness draws q, k, v (and bias) from N(0, 1), so the pre-cap logits
+`q @ k.T / sqrt(D)` are ~N(0, 1) and the largest reach ~5 (18 for the
+uniform(1, 2) inputs of the small-sequence cases). `CAP = 1` puts most logits
+where `tanh` bends and saturates the largest; each case asserts that some
+pre-cap logit is at least 3x the cap.
+"""
+
+from unittest import mock
+
+from flax import linen as nn
+import jax.numpy as jnp
+from tokamax._src.ops.attention import test_base
+import tokamax_softcap
+from tokamax_softcap import reference
+
+CAP = 1.0
+
+
+def _capped_flax_attention(
+    query,
+    key,
+    value,
+    bias=None,
+    mask=None,
+    *,
+    dropout_rate=0.0,
+    deterministic=False,
+    **unused_kwargs,  # dtype, precision, ...: the reference computes in f32.
+):
+  """`flax.linen.dot_product_attention`'s signature, with the soft cap."""
+  if dropout_rate > 0.0 and not deterministic:
+    raise NotImplementedError("The capped reference has no dropout.")
+  return reference.attention(
+      query, key, value, bias, mask=mask, logits_soft_cap=CAP
+  ).astype(query.dtype)
+
+
+class PallasTritonFlashAttentionSoftCapSuiteTest(test_base.AttentionTestBase):
+
+  def __init__(self, *args):
+    vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(
+        dbias_intermediate_dtype=jnp.float32
+    )
+    attention_fn = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
+    super().__init__(*args, attention_fn=attention_fn)
+
+  def _run_test_with_inputs(self, q, k, *args, expect_supported=True, **kwargs):
+    impl_kwargs = dict(kwargs.get("impl_kwargs") or {})
+    if "logits_soft_cap" in kwargs:  # The suite's own soft-cap case.
+      kwargs["logits_soft_cap"] = CAP
+    else:
+      impl_kwargs["logits_soft_cap"] = CAP
+    kwargs["impl_kwargs"] = impl_kwargs
+    kwargs.setdefault("ref_impl", _capped_flax_attention)
+
+    bias, scale = kwargs.get("bias"), impl_kwargs.get("logits_scale")
+    u = reference.logits(q, k, bias=bias, logits_scale=scale)
+    assert float(jnp.max(jnp.abs(u))) >= 3 * CAP, "the cap would be inactive"
+
+    if kwargs.get("test_vjp", True):
+      all_kwargs = kwargs | impl_kwargs
+      if all_kwargs.get("dropout_mask") is not None:
+        expect_supported = False
+    with mock.patch.object(nn, "dot_product_attention", _capped_flax_attention):
+      super()._run_test_with_inputs(
+          q, k, *args, expect_supported=expect_supported, **kwargs
+      )
+
+  def test_normalize_output(self):
+    self.skipTest("`normalize_output=False` not supported.")
