@@ -1,11 +1,13 @@
 """Command line: `python -m tokamax_softcap {verify,patch}` (or `tokamax-softcap`).
 
 verify: gradient errors of the soft-capped kernels vs an fp32 reference.
+bench: time and memory vs the other attention implementations (GPU).
 patch: build, export or check the upstream patch series (`patches/`).
 """
 
 import argparse
 import contextlib
+import csv
 import dataclasses
 import datetime
 import json
@@ -18,6 +20,7 @@ import jax
 import tokamax
 import tqdm
 import tokamax_softcap
+from tokamax_softcap import bench
 from tokamax_softcap import interpret
 from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
@@ -108,6 +111,57 @@ def _verify(args: argparse.Namespace) -> int:
   return 1 if failed else 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+  """Runs `bench`; returns the exit code."""
+  interpreted = interpret.is_needed()
+  if interpreted and not args.dry_run:
+    print(
+        "bench: no GPU, and timings of the CPU interpreter mean nothing."
+        " Use --dry-run to exercise the benchmark at tiny sizes.",
+        file=sys.stderr,
+    )
+    return 2
+  if args.dry_run:
+    shapes = bench.sweep((128,), (32,), ("gqa",), (True,))
+    shapes = [dataclasses.replace(s, batch=1) for s in shapes]
+    impls = [n for n in args.impls if n != "mosaic"]
+    reps, method = 2, "wallclock"
+  else:
+    shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.causal)
+    impls, reps, method = args.impls, args.reps, None
+  env = _environment()
+  print(f"bench: {len(shapes)} shapes x {impls} on {env['device']}", file=sys.stderr)
+  context = interpret.interpret() if interpreted else contextlib.nullcontext()
+  results = []
+  with context:
+    progress = tqdm.tqdm(total=len(shapes) * len(impls), file=sys.stderr)
+    for result in bench.run(
+        shapes, impls, reps=reps, input_sets=args.input_sets, method=method
+    ):
+      progress.set_description(f"{result.shape} {result.implementation}")
+      progress.update()
+      results.append(result)
+    progress.close()
+
+  out = pathlib.Path(args.out)
+  out.mkdir(parents=True, exist_ok=True)
+  rows = [dataclasses.asdict(r) for r in results]
+  (out / "bench.json").write_text(
+      json.dumps(dict(environment=env, results=rows), indent=1) + "\n"
+  )
+  with open(out / "bench.csv", "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  text = ", ".join(f"{k} {v}" for k, v in env.items()) + "\n\n"
+  text += bench.table(results) + "\n"
+  (out / "bench.md").write_text(text)
+  bench.plot(results, str(out / "bench.png"))
+  print(text)
+  print(f"wrote {out}/bench.{{json,csv,md,png}}", file=sys.stderr)
+  return 0
+
+
 def _patch(args: argparse.Namespace) -> int:
   """Runs `patch`; returns the exit code."""
   if args.action == "tree":
@@ -188,6 +242,37 @@ def _parser() -> argparse.ArgumentParser:
       help="also write the results as JSON ('-': stdout)",
   )
   v.set_defaults(run=_verify)
+
+  b = commands.add_parser(
+      "bench",
+      help="time and memory vs the other implementations (GPU)",
+      description=bench.__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
+  ints = lambda v: [int(x) for x in v.split(",")]
+  b.add_argument("--seq-lens", type=ints, default=list(bench.SEQ_LENS))
+  b.add_argument("--head-dims", type=ints, default=list(bench.HEAD_DIMS))
+  b.add_argument("--heads", type=_csv(list(bench.HEADS)), default=list(bench.HEADS))
+  b.add_argument(
+      "--causal",
+      type=lambda v: [x == "causal" for x in _csv(["causal", "full"])(v)],
+      default=[True, False],
+      help="comma-separated: causal, full",
+  )
+  b.add_argument(
+      "--impls",
+      type=_csv(list(bench.IMPLEMENTATIONS)),
+      default=list(bench.IMPLEMENTATIONS),
+  )
+  b.add_argument("--reps", type=int, default=20, help="timed calls (>= 20)")
+  b.add_argument("--input-sets", type=int, default=4, help="inputs cycled")
+  b.add_argument("--out", default="bench", help="output directory")
+  b.add_argument(
+      "--dry-run",
+      action="store_true",
+      help="tiny sizes, wallclock timing (runs on a CPU; numbers meaningless)",
+  )
+  b.set_defaults(run=_bench)
 
   p = commands.add_parser(
       "patch",

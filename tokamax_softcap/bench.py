@@ -1,0 +1,294 @@
+"""`bench`: time and memory of soft-capped attention against its alternatives.
+
+For each shape of a sweep and each implementation, measures with tokamax's
+own benchmarking (`tokamax.benchmarking`; CUPTI device time on GPUs) the
+median time of the forward pass and of forward + backward over `reps`
+calls, each call on one of several input sets in turn (so that the inputs are
+not in the L2 cache from the call before), after a warm-up call; and the peak
+device memory of forward + backward as XLA's memory analysis gives it.
+
+Implementations: this package's op with the cap (`ours`) and without it
+(`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and
+tokamax's Mosaic GPU (`mosaic`, where the GPU supports it), XLA (`xla`) and
+chunked XLA (`xla_chunked`) implementations with the cap. Ratios (cap
+overhead, speed-up over XLA) are taken within one run.
+"""
+
+from collections.abc import Callable, Iterator, Sequence
+import dataclasses
+import functools
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tokamax._src import benchmarking
+from tokamax._src.ops.attention import api
+import tokamax_softcap
+
+TOKENS_PER_CALL = 16384
+SEQ_LENS = (1024, 2048, 4096, 8192, 16384, 32768)
+HEAD_DIMS = (64, 128, 256)
+# (query heads, kv heads): MHA as tokamax's attention benchmarks; GQA as
+# Gemma 2 2B.
+HEADS = {"mha": (16, 16), "gqa": (8, 4)}
+IMPLEMENTATIONS = ("ours", "ours-nocap", "mosaic", "xla", "xla_chunked")
+CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
+MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Shape:
+  """One point of the sweep: `[batch, seq_len, heads, head_dim]` queries."""
+
+  seq_len: int
+  head_dim: int
+  heads: str
+  causal: bool
+  batch: int = 0  # 0: `TOKENS_PER_CALL // seq_len` (at least 1).
+
+  @property
+  def num_heads(self) -> tuple[int, int]:
+    return HEADS[self.heads]
+
+  @property
+  def batch_size(self) -> int:
+    return self.batch or max(1, TOKENS_PER_CALL // self.seq_len)
+
+  def io_bytes(self, dtype=jnp.bfloat16) -> int:
+    """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit)."""
+    hq, hk = self.num_heads
+    per_head = self.batch_size * self.seq_len * self.head_dim
+    return per_head * (4 * hq + 4 * hk) * jnp.dtype(dtype).itemsize
+
+  def __str__(self) -> str:
+    hq, hk = self.num_heads
+    mask = "causal" if self.causal else "full"
+    return (
+        f"B{self.batch_size} T{self.seq_len} H{hq}/{hk} D{self.head_dim} {mask}"
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Result:
+  """One implementation at one shape."""
+
+  shape: str
+  seq_len: int
+  head_dim: int
+  heads: str
+  causal: bool
+  implementation: str
+  fwd_ms: float | None
+  fwd_bwd_ms: float | None
+  peak_memory_mb: float | None
+  memory_ratio: float | None  # Peak memory over `Shape.io_bytes`.
+  error: str | None = None
+
+
+def sweep(
+    seq_lens: Sequence[int] = SEQ_LENS,
+    head_dims: Sequence[int] = HEAD_DIMS,
+    heads: Sequence[str] = tuple(HEADS),
+    causal: Sequence[bool] = (True, False),
+) -> list[Shape]:
+  """Returns the shapes of the sweep (the full one by default)."""
+  return [
+      Shape(seq_len=t, head_dim=d, heads=h, causal=c)
+      for t in seq_lens
+      for d in head_dims
+      for h in heads
+      for c in causal
+  ]
+
+
+def _implementation(name: str) -> tuple[Callable[..., Any], float | None]:
+  """Returns `(attention op, logits_soft_cap)` for an implementation name."""
+  if name == "ours":
+    return tokamax_softcap.PallasTritonFlashAttention(), CAP
+  if name == "ours-nocap":
+    return tokamax_softcap.PallasTritonFlashAttention(), None
+  return api.IMPLEMENTATIONS["mosaic_gpu" if name == "mosaic" else name], CAP
+
+
+def supported(name: str) -> bool:
+  """Returns whether an implementation runs on the default device."""
+  op, _ = _implementation(name)
+  return op.supported_on(jax.devices()[0])
+
+
+def _inputs(shape: Shape, dtype, num_sets: int) -> list[tuple[jax.Array, ...]]:
+  """Returns `num_sets` sets of `(q, k, v)`, with logits past the cap."""
+  hq, hk = shape.num_heads
+  b, t, d = shape.batch_size, shape.seq_len, shape.head_dim
+  # Pre-cap logits with standard deviation ~CAP, as `verify`'s inputs.
+  scale = math.sqrt(CAP)
+  sets = []
+  for seed in range(num_sets):
+    keys = jax.random.split(jax.random.PRNGKey(seed), 3)
+    q = scale * jax.random.normal(keys[0], (b, t, hq, d), dtype)
+    k = scale * jax.random.normal(keys[1], (b, t, hk, d), dtype)
+    v = jax.random.normal(keys[2], (b, t, hk, d), dtype)
+    sets.append((q, k, v))
+  return sets
+
+
+def _time(
+    op: Callable[..., Any],
+    cap: float | None,
+    shape: Shape,
+    mode: str,
+    input_sets: Sequence[tuple[jax.Array, ...]],
+    reps: int,
+    method: str | None,
+) -> tuple[float, float]:
+  """Returns `(median ms, peak memory MB)` of one mode."""
+  f = functools.partial(op, is_causal=shape.causal, logits_soft_cap=cap)
+  runs = []
+  for q, k, v in input_sets:
+    fn, args = benchmarking.standardize_function(
+        f, q, k, v, mode=MODES[mode], seed=None
+    )
+    runs.append((fn, args))
+  runner = benchmarking.compile_benchmark(runs[0][0], runs[0][1])
+  runner(runs[0][1], iterations=1, method=method)  # Warm-up, not timed.
+  times, peak = [], None
+  for i in range(reps):
+    _, args = runs[i % len(runs)]
+    data = runner(args, iterations=1, method=method)
+    times.extend(data.evaluation_times_ms)
+    peak = data.peak_memory_mb
+  return float(np.median(times)), peak
+
+
+def run(
+    shapes: Sequence[Shape],
+    implementations: Sequence[str] = IMPLEMENTATIONS,
+    *,
+    reps: int = 20,
+    input_sets: int = 4,
+    dtype=jnp.bfloat16,
+    method: str | None = None,
+) -> Iterator[Result]:
+  """Benchmarks every implementation at every shape; yields results.
+
+  Args:
+    shapes: The sweep.
+    implementations: Names from `IMPLEMENTATIONS`; unsupported ones are left
+      out.
+    reps: Timed calls per implementation, shape and mode (after a warm-up).
+    input_sets: Input sets cycled through the calls.
+    dtype: Of q, k, v.
+    method: tokamax's timing method; `None` for its default (CUPTI on GPUs).
+
+  Yields:
+    A `Result` per implementation and shape; one that failed (e.g. out of
+    memory) has its `error` set and no timings.
+  """
+  names = [n for n in implementations if supported(n)]
+  for shape in shapes:
+    sets = _inputs(shape, dtype, input_sets)
+    for name in names:
+      op, cap = _implementation(name)
+      common = dict(
+          shape=str(shape),
+          seq_len=shape.seq_len,
+          head_dim=shape.head_dim,
+          heads=shape.heads,
+          causal=shape.causal,
+          implementation=name,
+      )
+      try:
+        fwd_ms, _ = _time(op, cap, shape, "fwd", sets, reps, method)
+        fwd_bwd_ms, peak = _time(op, cap, shape, "fwd+bwd", sets, reps, method)
+      except Exception as e:  # pylint: disable=broad-exception-caught
+        message = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        yield Result(
+            **common,
+            fwd_ms=None,
+            fwd_bwd_ms=None,
+            peak_memory_mb=None,
+            memory_ratio=None,
+            error=message,
+        )
+        continue
+      yield Result(
+          **common,
+          fwd_ms=fwd_ms,
+          fwd_bwd_ms=fwd_bwd_ms,
+          peak_memory_mb=peak,
+          memory_ratio=peak * 1e6 / shape.io_bytes(dtype),
+      )
+
+
+def table(results: Sequence[Result]) -> str:
+  """Returns a markdown table: one row per shape, fwd+bwd ms and ratios."""
+  by_shape: dict[str, dict[str, Result]] = {}
+  for r in results:
+    by_shape.setdefault(r.shape, {})[r.implementation] = r
+  names = [n for n in IMPLEMENTATIONS if any(n in v for v in by_shape.values())]
+  ms = lambda r: "—" if r is None or r.fwd_bwd_ms is None else (
+      f"{r.fwd_bwd_ms:.2f}"
+  )
+  head = " | ".join(f"{n} (ms)" for n in names)
+  lines = [
+      f"| shape | {head} | cap overhead | vs xla | ours peak mem / io |",
+      "|---" * (len(names) + 4) + "|",
+  ]
+  for shape, impls in by_shape.items():
+    ours, nocap, xla = (impls.get(n) for n in ("ours", "ours-nocap", "xla"))
+    ratio = lambda a, b: (
+        "—"
+        if not (a and b and a.fwd_bwd_ms and b.fwd_bwd_ms)
+        else f"{a.fwd_bwd_ms / b.fwd_bwd_ms:.2f}x"
+    )
+    mem = "—" if not (ours and ours.memory_ratio) else f"{ours.memory_ratio:.2f}"
+    cells = " | ".join(ms(impls.get(n)) for n in names)
+    lines.append(
+        f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(xla, ours)} |"
+        f" {mem} |"
+    )
+  return "\n".join(lines)
+
+
+def plot(results: Sequence[Result], path: str):
+  """Writes a PNG: fwd+bwd time vs T per implementation, and the cap overhead.
+
+  One panel pair per (head_dim, heads, causal) group.
+  """
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  groups = sorted({(r.head_dim, r.heads, r.causal) for r in results})
+  fig, axes = plt.subplots(
+      2, len(groups), figsize=(4 * len(groups), 7), squeeze=False
+  )
+  for col, (d, h, c) in enumerate(groups):
+    group = [r for r in results if (r.head_dim, r.heads, r.causal) == (d, h, c)]
+    top, bottom = axes[0][col], axes[1][col]
+    for name in IMPLEMENTATIONS:
+      points = sorted(
+          (r.seq_len, r.fwd_bwd_ms)
+          for r in group
+          if r.implementation == name and r.fwd_bwd_ms
+      )
+      if points:
+        top.plot(*zip(*points), marker="o", label=name)
+    ours = {r.seq_len: r.fwd_bwd_ms for r in group if r.implementation == "ours"}
+    nocap = {
+        r.seq_len: r.fwd_bwd_ms for r in group if r.implementation == "ours-nocap"
+    }
+    overhead = sorted(
+        (t, ours[t] / nocap[t]) for t in ours if ours[t] and nocap.get(t)
+    )
+    if overhead:
+      bottom.plot(*zip(*overhead), marker="o", color="black")
+    bottom.axhline(1.03, linestyle="--", color="gray")
+    title = f"D{d} {h} {'causal' if c else 'full'}"
+    top.set(title=title, xscale="log", yscale="log", ylabel="fwd+bwd ms")
+    bottom.set(xscale="log", xlabel="T", ylabel="capped / uncapped")
+    top.legend(fontsize=7)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
