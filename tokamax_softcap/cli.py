@@ -16,6 +16,7 @@ import platform
 import sys
 import tempfile
 
+from absl import logging as absl_logging
 import jax
 import tokamax
 import tqdm
@@ -301,4 +302,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
   args = _parser().parse_args(argv)
+  # tokamax logs an "autotuning cache miss" warning per op and shape, then
+  # uses its heuristics: noise in a command's output.
+  absl_logging.set_verbosity(absl_logging.ERROR)
   return args.run(args)

@@ -3,7 +3,9 @@
 Testing support: lets the real forward and backward kernels (not a reference)
 run where there is no GPU, e.g. in CI. Nothing in the ops imports it.
 
-    with tokamax_softcap.interpret.interpret():
+    from tokamax_softcap import interpret
+
+    with interpret.interpret():
       jax.grad(loss)(q, k, v)  # `loss` calls a Pallas-Triton attention op.
 
 Two things stand between the interpreter (`pallas_call(..., interpret=True)`,
