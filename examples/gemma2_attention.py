@@ -195,19 +195,25 @@ def main():
   if args.steps:
     config = dataclasses.replace(config, steps=args.steps)
   context = (
-      interpret.interpret() if interpret.is_needed() else contextlib.nullcontext()
+      interpret.interpret()
+      if interpret.is_needed()
+      else contextlib.nullcontext()
   )
   print(config)
-  print(f"largest pre-cap logit at init: {max_logit(config):.1f}"
-        f" (cap {config.logits_soft_cap})")
+  print(
+      f"largest pre-cap logit at init: {max_logit(config):.1f}"
+      f" (cap {config.logits_soft_cap})"
+  )
   with context:
     results = {}
     for implementation in ("xla", "triton"):
       start = time.perf_counter()
       results[implementation] = train(config, implementation)
       seconds = time.perf_counter() - start
-      print(f"{implementation}: losses {results[implementation][0]}"
-            f" ({seconds:.1f} s for {config.steps} steps, with compilation)")
+      print(
+          f"{implementation}: losses {results[implementation][0]}"
+          f" ({seconds:.1f} s for {config.steps} steps, with compilation)"
+      )
   diff = jax.tree.map(
       lambda a, b: float(jnp.max(jnp.abs(a.astype(jnp.float32) - b))),
       results["xla"][1],

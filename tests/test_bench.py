@@ -9,11 +9,19 @@ from tokamax_softcap import interpret
 
 
 def test_dry_run_writes_every_output(tmp_path):
-  assert cli.main(["bench", "--dry-run", "--input-sets", "2", "--out", str(tmp_path)]) == 0
+  assert (
+      cli.main(
+          ["bench", "--dry-run", "--input-sets", "2", "--out", str(tmp_path)]
+      )
+      == 0
+  )
   report = json.loads((tmp_path / "bench.json").read_text())
   results = report["results"]
   assert {r["implementation"] for r in results} == {
-      "ours", "ours-nocap", "xla", "xla_chunked"
+      "ours",
+      "ours-nocap",
+      "xla",
+      "xla_chunked",
   }
   for r in results:
     assert r["error"] is None, r
@@ -32,7 +40,12 @@ def test_refuses_to_time_without_gpu(tmp_path):
 def test_full_sweep_and_io_bytes():
   shapes = bench.sweep()
   assert len(shapes) == 6 * 3 * 2 * 2
-  assert {s.batch_size * s.seq_len for s in shapes} == {bench.TOKENS_PER_CALL, 32768}
-  shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", causal=True, batch=1)
+  assert {s.batch_size * s.seq_len for s in shapes} == {
+      bench.TOKENS_PER_CALL,
+      32768,
+  }
+  shape = bench.Shape(
+      seq_len=1024, head_dim=64, heads="gqa", causal=True, batch=1
+  )
   # q, out, dout, dq: 8 heads; k, v, dk, dv: 4 heads; bf16.
   assert shape.io_bytes() == 1024 * 64 * (4 * 8 + 4 * 4) * 2

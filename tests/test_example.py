@@ -7,7 +7,9 @@ import pathlib
 import jax
 import numpy as np
 
-_PATH = pathlib.Path(__file__).parent.parent / "examples" / "gemma2_attention.py"
+_PATH = (
+    pathlib.Path(__file__).parent.parent / "examples" / "gemma2_attention.py"
+)
 _SPEC = importlib.util.spec_from_file_location("gemma2_attention", _PATH)
 example = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(example)
@@ -24,5 +26,7 @@ def test_training_through_our_op_matches_xla():
   # relative, parameters to 1.8e-6 after 3 AdamW steps of 1e-3 each; a wrong
   # gradient moves a parameter by up to a step).
   np.testing.assert_allclose(our_losses, xla_losses, rtol=1e-5)
-  for ours, theirs in zip(jax.tree.leaves(our_params), jax.tree.leaves(xla_params)):
+  for ours, theirs in zip(
+      jax.tree.leaves(our_params), jax.tree.leaves(xla_params)
+  ):
     np.testing.assert_allclose(ours, theirs, atol=2e-5)

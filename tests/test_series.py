@@ -15,8 +15,11 @@ import tokamax_softcap
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
+import configs  # pylint: disable=g-bad-import-order
 
-CAP = 10.0
+CAP = configs.CAP
+CONFIG = configs.GQA_64
+CONFIG_MHA_128 = configs.MHA_128_RAGGED
 
 
 @pytest.fixture(scope="module")
@@ -67,33 +70,11 @@ def test_upstream_tests_pass_on_patched_tree(tree):
   assert f"{upstream_tree.NUM_SERIES_TESTS} passed" in output, output
 
 
-CONFIG = verify.Config(
-    name="bitwise",
-    batch=1,
-    seq_len=176,
-    num_heads=4,
-    num_kv_heads=2,
-    head_dim=64,
-    logits_soft_cap=CAP,
-    window=64,
-)
-CONFIG_MHA_128 = verify.Config(
-    name="bitwise-mha-128",
-    batch=1,
-    seq_len=176,
-    num_heads=2,
-    num_kv_heads=2,
-    head_dim=128,
-    logits_soft_cap=CAP,
-    window=64,
-)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize(
     "config, variant",
     [(CONFIG, v) for v in ("causal", "packed-k-start", "packed-dense", "bias")]
-    + [(CONFIG_MHA_128, "causal")],
+    + [(CONFIG_MHA_128, v) for v in ("causal", "packed-k-start")],
     ids=lambda x: getattr(x, "name", x),
 )
 def test_package_equals_patched_upstream_bitwise(

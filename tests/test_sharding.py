@@ -38,7 +38,9 @@ class PallasTritonFlashAttentionPartitioningTest(
       for prefix, reason in _CPU_SKIPS.items():
         if self._testMethodName.startswith(prefix):
           self.skipTest(f"Too slow for the CPU interpreter: {reason}.")
-    self.assertGreaterEqual(jax.device_count(), 2 if interpret.is_needed() else 1)
+    self.assertGreaterEqual(
+        jax.device_count(), 2 if interpret.is_needed() else 1
+    )
 
 
 class PallasTritonFlashAttentionPartitioningSoftCapTest(

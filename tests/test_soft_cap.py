@@ -12,33 +12,12 @@ import jax.numpy as jnp
 import pytest
 from tokamax._src import test_utils
 from tokamax_softcap import verify
+import configs  # pylint: disable=g-bad-import-order
 
-CAP = 10.0
+CAP = configs.CAP
 LOGIT_STD = 2 * CAP
-# GQA (4 query heads share 2 kv heads); head_dim 64; packed documents and the
-# window straddle the kernels' blocks.
-CONFIG = verify.Config(
-    name="test",
-    batch=2,
-    seq_len=256,
-    num_heads=4,
-    num_kv_heads=2,
-    head_dim=64,
-    logits_soft_cap=CAP,
-    window=96,
-)
-# MHA, head_dim 128 (a logits scale that is not a power of two), and a
-# sequence that is a multiple of neither block (64 and 32) of the causal loops.
-CONFIG_MHA_128 = verify.Config(
-    name="test-mha-128",
-    batch=1,
-    seq_len=176,
-    num_heads=2,
-    num_kv_heads=2,
-    head_dim=128,
-    logits_soft_cap=CAP,
-    window=64,
-)
+CONFIG = configs.GQA_64
+CONFIG_MHA_128 = configs.MHA_128_RAGGED
 
 # f32: upstream's harness tolerances for soft-capped gradients
 # (`test_tanh_clipping`: atol 2e-6, so `atol_grads` 5e-6, `rtol_grads` 5e-7),

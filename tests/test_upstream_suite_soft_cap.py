@@ -1,7 +1,8 @@
 """tokamax's attention test suite again, every case with an active soft cap.
 
-The same cases, inputs, masks and tolerances as `test_upstream_suite.py`, but
-the op gets `logits_soft_cap=CAP` and every reference applies the cap: the
+The same cases, inputs, masks, tolerances and expectations as
+`test_upstream_suite.py` (whose class this extends), but the op gets
+`logits_soft_cap=CAP` and every reference applies the cap: the
 suite's default reference and the references its cases build on
 `flax.linen.dot_product_attention` are swapped for
 `tokamax_softcap.reference.attention` (f32, cap after the bias and before the
@@ -18,9 +19,8 @@ from unittest import mock
 
 from flax import linen as nn
 import jax.numpy as jnp
-from tokamax._src.ops.attention import test_base
-import tokamax_softcap
 from tokamax_softcap import reference
+import test_upstream_suite  # pylint: disable=g-bad-import-order
 
 CAP = 1.0
 
@@ -44,16 +44,11 @@ def _capped_flax_attention(
   ).astype(query.dtype)
 
 
-class PallasTritonFlashAttentionSoftCapSuiteTest(test_base.AttentionTestBase):
+class PallasTritonFlashAttentionSoftCapSuiteTest(
+    test_upstream_suite.PallasTritonFlashAttentionWithSoftCapVjpTest
+):
 
-  def __init__(self, *args):
-    vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(
-        dbias_intermediate_dtype=jnp.float32
-    )
-    attention_fn = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
-    super().__init__(*args, attention_fn=attention_fn)
-
-  def _run_test_with_inputs(self, q, k, *args, expect_supported=True, **kwargs):
+  def _run_test_with_inputs(self, q, k, *args, **kwargs):
     impl_kwargs = dict(kwargs.get("impl_kwargs") or {})
     if "logits_soft_cap" in kwargs:  # The suite's own soft-cap case.
       kwargs["logits_soft_cap"] = CAP
@@ -66,14 +61,5 @@ class PallasTritonFlashAttentionSoftCapSuiteTest(test_base.AttentionTestBase):
     u = reference.logits(q, k, bias=bias, logits_scale=scale)
     assert float(jnp.max(jnp.abs(u))) >= 3 * CAP, "the cap would be inactive"
 
-    if kwargs.get("test_vjp", True):
-      all_kwargs = kwargs | impl_kwargs
-      if all_kwargs.get("dropout_mask") is not None:
-        expect_supported = False
     with mock.patch.object(nn, "dot_product_attention", _capped_flax_attention):
-      super()._run_test_with_inputs(
-          q, k, *args, expect_supported=expect_supported, **kwargs
-      )
-
-  def test_normalize_output(self):
-    self.skipTest("`normalize_output=False` not supported.")
+      super()._run_test_with_inputs(q, k, *args, **kwargs)

@@ -228,8 +228,10 @@ def table(results: Sequence[Result]) -> str:
   for r in results:
     by_shape.setdefault(r.shape, {})[r.implementation] = r
   names = [n for n in IMPLEMENTATIONS if any(n in v for v in by_shape.values())]
-  ms = lambda r: "—" if r is None or r.fwd_bwd_ms is None else (
-      f"{r.fwd_bwd_ms:.2f}"
+  ms = (
+      lambda r: "—"
+      if r is None or r.fwd_bwd_ms is None
+      else (f"{r.fwd_bwd_ms:.2f}")
   )
   head = " | ".join(f"{n} (ms)" for n in names)
   lines = [
@@ -243,7 +245,9 @@ def table(results: Sequence[Result]) -> str:
         if not (a and b and a.fwd_bwd_ms and b.fwd_bwd_ms)
         else f"{a.fwd_bwd_ms / b.fwd_bwd_ms:.2f}x"
     )
-    mem = "—" if not (ours and ours.memory_ratio) else f"{ours.memory_ratio:.2f}"
+    mem = (
+        "—" if not (ours and ours.memory_ratio) else f"{ours.memory_ratio:.2f}"
+    )
     cells = " | ".join(ms(impls.get(n)) for n in names)
     lines.append(
         f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(xla, ours)} |"
@@ -258,6 +262,7 @@ def plot(results: Sequence[Result], path: str):
   One panel pair per (head_dim, heads, causal) group.
   """
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -276,9 +281,13 @@ def plot(results: Sequence[Result], path: str):
       )
       if points:
         top.plot(*zip(*points), marker="o", label=name)
-    ours = {r.seq_len: r.fwd_bwd_ms for r in group if r.implementation == "ours"}
+    ours = {
+        r.seq_len: r.fwd_bwd_ms for r in group if r.implementation == "ours"
+    }
     nocap = {
-        r.seq_len: r.fwd_bwd_ms for r in group if r.implementation == "ours-nocap"
+        r.seq_len: r.fwd_bwd_ms
+        for r in group
+        if r.implementation == "ours-nocap"
     }
     overhead = sorted(
         (t, ours[t] / nocap[t]) for t in ours if ours[t] and nocap.get(t)

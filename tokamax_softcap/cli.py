@@ -131,7 +131,10 @@ def _bench(args: argparse.Namespace) -> int:
     shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.causal)
     impls, reps, method = args.impls, args.reps, None
   env = _environment()
-  print(f"bench: {len(shapes)} shapes x {impls} on {env['device']}", file=sys.stderr)
+  print(
+      f"bench: {len(shapes)} shapes x {impls} on {env['device']}",
+      file=sys.stderr,
+  )
   context = interpret.interpret() if interpreted else contextlib.nullcontext()
   results = []
   with context:
@@ -253,7 +256,9 @@ def _parser() -> argparse.ArgumentParser:
   ints = lambda v: [int(x) for x in v.split(",")]
   b.add_argument("--seq-lens", type=ints, default=list(bench.SEQ_LENS))
   b.add_argument("--head-dims", type=ints, default=list(bench.HEAD_DIMS))
-  b.add_argument("--heads", type=_csv(list(bench.HEADS)), default=list(bench.HEADS))
+  b.add_argument(
+      "--heads", type=_csv(list(bench.HEADS)), default=list(bench.HEADS)
+  )
   b.add_argument(
       "--causal",
       type=lambda v: [x == "causal" for x in _csv(["causal", "full"])(v)],
