@@ -236,3 +236,28 @@ def test_dot_product_attention_is_differentiable_with_cap(implementation):
   expected = jax.grad(ref_loss, argnums=(0, 1, 2))(q, k, v)
   scale = max(float(jnp.abs(x).max()) for x in expected)
   chex.assert_trees_all_close(actual, expected, atol=5e-6 * scale, rtol=5e-7)
+
+
+def test_causal_autotuning_space_holds_only_tileable_blocks():
+  q, k, v, dout = _inputs()
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  out, residuals = op(q, k, v, is_causal=True, return_residuals=True)
+  ba = op.bind(q, k, v, is_causal=True)
+  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
+  vjp_ba = op.vjp.bind(residuals, out, dout, *ba.args, **kwargs)
+  configs = op.vjp._get_autotuning_configs(vjp_ba)  # pylint: disable=protected-access
+  assert configs and all(type(c) is upstream_vjp.Config for c in configs)
+  assert all(c.block_n1 % c.block_m1 == 0 for c in configs)
+  assert all(c.block_m2 % c.block_n2 == 0 for c in configs)
+  non_causal = op.vjp.bind(
+      residuals,
+      out,
+      dout,
+      *op.bind(q, k, v).args,
+      **{
+          n: a
+          for n, a in op.bind(q, k, v).kwargs.items()
+          if n != "return_residuals"
+      },
+  )
+  assert len(op.vjp._get_autotuning_configs(non_causal)) > len(configs)  # pylint: disable=protected-access

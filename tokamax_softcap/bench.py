@@ -1,23 +1,31 @@
 """`bench`: time and memory of soft-capped attention against its alternatives.
 
-For each shape of a sweep and each implementation, measures with tokamax's
-own benchmarking (`tokamax.benchmarking`; CUPTI device time on GPUs) the
-median time of the forward pass and of forward + backward over `reps`
-calls, each call on one of several input sets in turn (so that the inputs are
-not in the L2 cache from the call before), after a warm-up call; and the peak
-device memory of forward + backward as XLA's memory analysis gives it.
+For each shape of a sweep and each implementation, builds the forward and the
+forward + backward functions with tokamax's benchmarking helpers
+(`tokamax.benchmarking.standardize_function`), compiles them once, runs each
+input set once untimed, then times `reps` rounds; a round calls the function
+once on each of `input_sets` input sets in turn (so no call finds its inputs
+in the L2 cache from the call before, once a set outgrows it) and waits for
+the device; a call's time is the round's wall time over the number of sets
+(dispatch overlaps the device's work, so it is not counted per call). The
+median over rounds is reported. Peak memory is XLA's memory analysis of the
+compiled forward + backward (an estimate made at compile time, not a runtime
+reading).
 
-Implementations: this package's op with the cap (`ours`) and without it
-(`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and
-tokamax's Mosaic GPU (`mosaic`, where the GPU supports it), XLA (`xla`) and
-chunked XLA (`xla_chunked`) implementations with the cap. Ratios (cap
-overhead, speed-up over XLA) are taken within one run.
+Implementations: this package's op with the cap (`ours`, which with a cap of
+at most 60 uses the unstable softmax), the same with the stable softmax
+forced (`ours-stable`: so `ours-stable / ours-nocap` is the cost of the cap
+alone), without a cap (`ours-nocap`: tokamax's Pallas-Triton kernels with the
+series' fixes), and tokamax's Mosaic GPU (`mosaic`, where the GPU supports
+it), XLA (`xla`) and chunked XLA (`xla_chunked`) implementations with the
+cap. Ratios are taken within one run.
 """
 
 from collections.abc import Callable, Iterator, Sequence
 import dataclasses
 import functools
 import math
+import time
 from typing import Any
 
 import jax
@@ -33,7 +41,14 @@ HEAD_DIMS = (64, 128, 256)
 # (query heads, kv heads): MHA as tokamax's attention benchmarks; GQA as
 # Gemma 2 2B.
 HEADS = {"mha": (16, 16), "gqa": (8, 4)}
-IMPLEMENTATIONS = ("ours", "ours-nocap", "mosaic", "xla", "xla_chunked")
+IMPLEMENTATIONS = (
+    "ours",
+    "ours-stable",
+    "ours-nocap",
+    "mosaic",
+    "xla",
+    "xla_chunked",
+)
 CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
 
@@ -57,7 +72,11 @@ class Shape:
     return self.batch or max(1, TOKENS_PER_CALL // self.seq_len)
 
   def io_bytes(self, dtype=jnp.bfloat16) -> int:
-    """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit)."""
+    """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit).
+
+    (The benchmark reuses `out` as the cotangent `dout`; the unit counts both,
+    as training holds both.)
+    """
     hq, hk = self.num_heads
     per_head = self.batch_size * self.seq_len * self.head_dim
     return per_head * (4 * hq + 4 * hk) * jnp.dtype(dtype).itemsize
@@ -103,19 +122,27 @@ def sweep(
   ]
 
 
-def _implementation(name: str) -> tuple[Callable[..., Any], float | None]:
-  """Returns `(attention op, logits_soft_cap)` for an implementation name."""
+def _implementation(
+    name: str,
+) -> tuple[Callable[..., Any] | None, float | None]:
+  """Returns `(attention op or None if absent, logits_soft_cap)`."""
+  ours = tokamax_softcap.PallasTritonFlashAttention
   if name == "ours":
-    return tokamax_softcap.PallasTritonFlashAttention(), CAP
+    return ours(), CAP
+  if name == "ours-stable":
+    return ours(use_stable_softmax=True), CAP
   if name == "ours-nocap":
-    return tokamax_softcap.PallasTritonFlashAttention(), None
-  return api.IMPLEMENTATIONS["mosaic_gpu" if name == "mosaic" else name], CAP
+    return ours(), None
+  return (
+      api.IMPLEMENTATIONS.get("mosaic_gpu" if name == "mosaic" else name),
+      CAP,
+  )
 
 
 def supported(name: str) -> bool:
-  """Returns whether an implementation runs on the default device."""
+  """Returns whether an implementation exists and runs on the default device."""
   op, _ = _implementation(name)
-  return op.supported_on(jax.devices()[0])
+  return op is not None and op.supported_on(jax.devices()[0])
 
 
 def _inputs(shape: Shape, dtype, num_sets: int) -> list[tuple[jax.Array, ...]]:
@@ -141,25 +168,27 @@ def _time(
     mode: str,
     input_sets: Sequence[tuple[jax.Array, ...]],
     reps: int,
-    method: str | None,
 ) -> tuple[float, float]:
-  """Returns `(median ms, peak memory MB)` of one mode."""
+  """Returns `(median ms per call, peak memory MB)` of one mode."""
   f = functools.partial(op, is_causal=shape.causal, logits_soft_cap=cap)
-  runs = []
-  for q, k, v in input_sets:
-    fn, args = benchmarking.standardize_function(
-        f, q, k, v, mode=MODES[mode], seed=None
-    )
-    runs.append((fn, args))
-  runner = benchmarking.compile_benchmark(runs[0][0], runs[0][1])
-  runner(runs[0][1], iterations=1, method=method)  # Warm-up, not timed.
-  times, peak = [], None
-  for i in range(reps):
-    _, args = runs[i % len(runs)]
-    data = runner(args, iterations=1, method=method)
-    times.extend(data.evaluation_times_ms)
-    peak = data.peak_memory_mb
-  return float(np.median(times)), peak
+  fn, first = benchmarking.standardize_function(
+      f, *input_sets[0], mode=MODES[mode], seed=None
+  )
+  compiled = jax.jit(fn).lower(first).compile()
+  peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
+  args = [
+      benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)[1]
+      for s in input_sets
+  ]
+  for a in args:  # Warm-up, not timed.
+    jax.block_until_ready(compiled(a))
+  times = []
+  for _ in range(reps):
+    start = time.perf_counter()
+    outs = [compiled(a) for a in args]
+    jax.block_until_ready(outs)
+    times.append((time.perf_counter() - start) * 1e3 / len(args))
+  return float(np.median(times)), peak_mb
 
 
 def run(
@@ -169,7 +198,6 @@ def run(
     reps: int = 20,
     input_sets: int = 4,
     dtype=jnp.bfloat16,
-    method: str | None = None,
 ) -> Iterator[Result]:
   """Benchmarks every implementation at every shape; yields results.
 
@@ -177,10 +205,9 @@ def run(
     shapes: The sweep.
     implementations: Names from `IMPLEMENTATIONS`; unsupported ones are left
       out.
-    reps: Timed calls per implementation, shape and mode (after a warm-up).
-    input_sets: Input sets cycled through the calls.
+    reps: Timed rounds per implementation, shape and mode (after a warm-up).
+    input_sets: Input sets, each called once per round.
     dtype: Of q, k, v.
-    method: tokamax's timing method; `None` for its default (CUPTI on GPUs).
 
   Yields:
     A `Result` per implementation and shape; one that failed (e.g. out of
@@ -200,8 +227,8 @@ def run(
           implementation=name,
       )
       try:
-        fwd_ms, _ = _time(op, cap, shape, "fwd", sets, reps, method)
-        fwd_bwd_ms, peak = _time(op, cap, shape, "fwd+bwd", sets, reps, method)
+        fwd_ms, _ = _time(op, cap, shape, "fwd", sets, reps)
+        fwd_bwd_ms, peak = _time(op, cap, shape, "fwd+bwd", sets, reps)
       except Exception as e:  # pylint: disable=broad-exception-caught
         message = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         yield Result(
@@ -235,11 +262,14 @@ def table(results: Sequence[Result]) -> str:
   )
   head = " | ".join(f"{n} (ms)" for n in names)
   lines = [
-      f"| shape | {head} | cap overhead | vs xla | ours peak mem / io |",
-      "|---" * (len(names) + 4) + "|",
+      f"| shape | {head} | ours / ours-nocap | ours-stable / ours-nocap |"
+      " xla / ours | ours peak mem / io |",
+      "|---" * (len(names) + 5) + "|",
   ]
   for shape, impls in by_shape.items():
-    ours, nocap, xla = (impls.get(n) for n in ("ours", "ours-nocap", "xla"))
+    ours, stable, nocap, xla = (
+        impls.get(n) for n in ("ours", "ours-stable", "ours-nocap", "xla")
+    )
     ratio = lambda a, b: (
         "—"
         if not (a and b and a.fwd_bwd_ms and b.fwd_bwd_ms)
@@ -250,8 +280,8 @@ def table(results: Sequence[Result]) -> str:
     )
     cells = " | ".join(ms(impls.get(n)) for n in names)
     lines.append(
-        f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(xla, ours)} |"
-        f" {mem} |"
+        f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(stable, nocap)} |"
+        f" {ratio(xla, ours)} | {mem} |"
     )
   return "\n".join(lines)
 
@@ -297,7 +327,7 @@ def plot(results: Sequence[Result], path: str):
     bottom.axhline(1.03, linestyle="--", color="gray")
     title = f"D{d} {h} {'causal' if c else 'full'}"
     top.set(title=title, xscale="log", yscale="log", ylabel="fwd+bwd ms")
-    bottom.set(xscale="log", xlabel="T", ylabel="capped / uncapped")
+    bottom.set(xscale="log", xlabel="T", ylabel="ours / ours-nocap")
     top.legend(fontsize=7)
   fig.tight_layout()
   fig.savefig(path, dpi=100)

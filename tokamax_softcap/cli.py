@@ -126,10 +126,14 @@ def _bench(args: argparse.Namespace) -> int:
     shapes = bench.sweep((128,), (32,), ("gqa",), (True,))
     shapes = [dataclasses.replace(s, batch=1) for s in shapes]
     impls = [n for n in args.impls if n != "mosaic"]
-    reps, method = 2, "wallclock"
+    reps = 2
   else:
+    if args.reps < 20:
+      print("bench: --reps must be at least 20.", file=sys.stderr)
+      return 2
     shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.causal)
-    impls, reps, method = args.impls, args.reps, None
+    impls, reps = args.impls, args.reps
+  impls = [n for n in impls if bench.supported(n)]
   env = _environment()
   print(
       f"bench: {len(shapes)} shapes x {impls} on {env['device']}",
@@ -140,13 +144,16 @@ def _bench(args: argparse.Namespace) -> int:
   with context:
     progress = tqdm.tqdm(total=len(shapes) * len(impls), file=sys.stderr)
     for result in bench.run(
-        shapes, impls, reps=reps, input_sets=args.input_sets, method=method
+        shapes, impls, reps=reps, input_sets=args.input_sets
     ):
       progress.set_description(f"{result.shape} {result.implementation}")
       progress.update()
       results.append(result)
     progress.close()
 
+  if not results:
+    print("bench: nothing to run.", file=sys.stderr)
+    return 2
   out = pathlib.Path(args.out)
   out.mkdir(parents=True, exist_ok=True)
   rows = [dataclasses.asdict(r) for r in results]
@@ -270,13 +277,18 @@ def _parser() -> argparse.ArgumentParser:
       type=_csv(list(bench.IMPLEMENTATIONS)),
       default=list(bench.IMPLEMENTATIONS),
   )
-  b.add_argument("--reps", type=int, default=20, help="timed calls (>= 20)")
-  b.add_argument("--input-sets", type=int, default=4, help="inputs cycled")
+  b.add_argument("--reps", type=int, default=20, help="timed rounds (>= 20)")
+  b.add_argument(
+      "--input-sets",
+      type=int,
+      default=4,
+      help="input sets, one call each a round",
+  )
   b.add_argument("--out", default="bench", help="output directory")
   b.add_argument(
       "--dry-run",
       action="store_true",
-      help="tiny sizes, wallclock timing (runs on a CPU; numbers meaningless)",
+      help="tiny sizes, 2 rounds (runs on a CPU; numbers meaningless)",
   )
   b.set_defaults(run=_bench)
 

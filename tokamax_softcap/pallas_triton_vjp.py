@@ -14,10 +14,10 @@ _PATCHED = patched.pallas_triton_vjp.PallasTritonFlashAttentionVjp
 class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
   """tokamax's Pallas-Triton FlashAttention VJP, with soft-cap support.
 
-  A drop-in subclass of tokamax's op of the same name, with the same fields,
-  `Config` and autotuning search space. It runs tokamax's kernels and
-  heuristics with the patch series of this package applied (see `patched`),
-  which adds:
+  A drop-in subclass of tokamax's op of the same name, with the same fields
+  and `Config`. It runs tokamax's kernels, heuristics and autotuning search
+  space with the patch series of this package applied (see `patched`), which
+  adds:
 
   - `logits_soft_cap`: the kernels recompute the logits as the forward does
     (`u = logits_scale * q @ k.T`, cast to `logits_dtype`, `+ bias`), cap them
@@ -29,7 +29,9 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     computed as the forward's (scaling `q`, not `k`); the causal dk/dv loop
     kept within the queries (upstream reads past them when `seq_len_q` is not
     a multiple of `block_n1`); a default config that fits in shared memory
-    for wide heads (e.g. f32 with head_dim 256).
+    for wide heads (e.g. f32 with head_dim 256); zero gradients from rows
+    that attend to no key; a `ValueError` for causal configs whose blocks
+    the causal loops cannot tile (left out of the autotuning space).
 
   Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
   `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape
@@ -49,4 +51,7 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
   _fwd = patched.op_method(_PATCHED._fwd, Config)
   _get_heuristics_config = patched.op_method(
       _PATCHED._get_heuristics_config, Config
+  )
+  _get_autotuning_configs = patched.op_method(
+      _PATCHED._get_autotuning_configs, Config
   )

@@ -170,7 +170,7 @@ def op_method(method: Callable[..., Any], config_cls: type[Any]):
   tokamax's. The ops of this package keep tokamax's `Config` as their
   `config_cls` (so configs from users, heuristics and autotuning caches keep
   working) and convert at the boundary: a `config` argument to the patched
-  module's class, a returned config to `config_cls`.
+  module's class, a returned config (or set of configs) to `config_cls`.
 
   Args:
     method: A method of an op class of a patched module.
@@ -187,6 +187,10 @@ def op_method(method: Callable[..., Any], config_cls: type[Any]):
     if "config" in kwargs:
       kwargs["config"] = _convert(kwargs["config"], patched_cls)
     out = method(self, *args, **kwargs)
-    return _convert(out, config_cls) if isinstance(out, patched_cls) else out
+    if isinstance(out, patched_cls):
+      return _convert(out, config_cls)
+    if isinstance(out, set):  # Autotuning configs.
+      return {_convert(c, config_cls) for c in out}
+    return out
 
   return wrapper

@@ -131,16 +131,17 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # Upstream's tests of what the series changes: in its Pallas-Triton VJP
 # class, soft capping (4 cases), skipped query blocks (3), `use_base2` (2),
-# sequence lengths that are not a multiple of the block (6), fully masked
-# rows (6), head_dim 128 in bf16 and 256 in f32 (2), causal block configs
-# (2); in its forward class, `split_k` with `use_base2` (1).
+# sequence lengths that are not a multiple of the block (7), fully masked
+# rows (7), head_dim 128 in bf16 and 256 in f32 (2), causal block configs
+# (2); in its forward class, `split_k` with `use_base2` (1) and with fully
+# masked rows (2).
 SERIES_TESTS = (
     "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
     " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable))"
-    " or split_k_use_base2"
+    " or split_k_use_base2 or split_k_fully_masked_rows"
 )
-NUM_SERIES_TESTS = 26
+NUM_SERIES_TESTS = 30
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
