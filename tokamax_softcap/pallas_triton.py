@@ -58,6 +58,8 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
     VJP expects (upstream returns base 2 and its gradients are wrong);
   - a query row that attends to no key has zero output whatever softmax
     `logits_soft_cap` selects (upstream averages `v` with the stable one);
+  - with a 16-bit `logits_dtype` the cap is taken in f32 and cast back
+    (upstream divides in 16 bits, which Triton cannot compile);
   - `logits_soft_cap` is validated.
 
   Call it as tokamax's op: `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v`

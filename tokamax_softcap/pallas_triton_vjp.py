@@ -21,7 +21,8 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
 
   - `logits_soft_cap`: the kernels recompute the logits as the forward does
     (`u = logits_scale * q @ k.T`, cast to `logits_dtype`, `+ bias`), cap them
-    (`s = c * tanh(u / c)`, taking `t = tanh(u / c)` before masking) and
+    (`s = c * tanh(u / c)` in f32, cast back to `logits_dtype`, taking
+    `t = tanh(u / c)` before masking) and
     multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
     Without a cap the kernels trace exactly as upstream's.
   - fixes: zero (not NaN) gradients for query blocks that the forward skips
