@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import qwix
 import tokamax
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
@@ -149,6 +150,21 @@ def test_dropout_has_no_vjp_but_runs_forward():
   f = lambda q, k, v: op(q, k, v, dropout_mask=dropout_mask, dropout_rate=0.5)
   assert f(q, k, v).shape == q.shape  # Inference supports dropout.
   with pytest.raises(NotImplementedError, match="dropout_mask"):
+    _grads(f, q, k, v, dout)
+
+
+def test_quantized_inputs_have_no_vjp_but_run_forward():
+  q, k, v, dout = _inputs()
+  quantize = lambda x: qwix.quantize(x, jnp.int8, channelwise_axes=(0, 1, 2))
+  qk, qv = quantize(k), quantize(v)
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  kwargs = dict(logits_soft_cap=CAP, precision=HIGHEST)
+  # Inference takes the quantized arrays (the kernel rescales the int8 dots).
+  out = op(q, qk, qv, **kwargs)
+  dequantized = op(q, qwix.dequantize(qk), qwix.dequantize(qv), **kwargs)
+  chex.assert_trees_all_close(out, dequantized, atol=1e-5)
+  f = lambda q, k, v: op(q, qk, qv, **kwargs)
+  with pytest.raises(NotImplementedError, match=r"\) k, v are not supported"):
     _grads(f, q, k, v, dout)
 
 

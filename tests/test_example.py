@@ -18,11 +18,16 @@ _SPEC.loader.exec_module(example)
 def test_training_through_our_op_matches_xla():
   config = example.TINY
   assert example.max_logit(config) >= 5 * config.logits_soft_cap
-  xla_losses, xla_params = example.train(config, "xla")
-  our_losses, our_params = example.train(config, "triton")
+  # f32 at full precision: at DEFAULT a GPU multiplies in TF32, and AdamW's
+  # normalised steps turn the two paths' TF32 differences in near-zero
+  # gradients into parameter differences of up to two steps (measured on the
+  # H200, 2026-11-29: 2e-3 on 2.6% of a layer's parameters).
+  with jax.default_matmul_precision("highest"):
+    xla_losses, xla_params, _ = example.train(config, "xla")
+    our_losses, our_params, _ = example.train(config, "triton")
   assert all(math.isfinite(x) for x in our_losses)
   assert our_losses[-1] < our_losses[0]  # It trains.
-  # f32 throughout: the two agree to f32 rounding (measured: losses to 1e-7
+  # The two agree to f32 rounding (measured on the CPU: losses to 1e-7
   # relative, parameters to 1.8e-6 after 3 AdamW steps of 1e-3 each; a wrong
   # gradient moves a parameter by up to a step).
   np.testing.assert_allclose(our_losses, xla_losses, rtol=1e-5)

@@ -7,20 +7,19 @@ heads) and compares with the unsharded op (`atol=0`). Without a GPU,
 
 import jax
 import jax.numpy as jnp
+import pytest
 from tokamax._src.ops.attention import test_base
 import tokamax_softcap
 from tokamax_softcap import interpret
 from tokamax_softcap import reference
+from tokamax_softcap import verify
 
 CAP = 1.0  # Inputs are N(0, 1): pre-cap logits ~N(0, 1), the largest ~5.
 
 # Measured on the CPU interpreter (2 cores, 2026-11-29): the other cases take
-# 25-40 s each; `test_vmap` uses 8x larger inputs, and `test_quantized_int8`
-# does not differentiate (nothing of this package runs in it) and has 18
-# cases. Both run on GPUs.
+# 25-40 s each; `test_vmap` uses 8x larger inputs. It runs on GPUs.
 _CPU_SKIPS = {
     "test_vmap": "8x larger inputs than the other cases (~4 min each here)",
-    "test_quantized_int8": "forward only (no VJP); 18 cases",
 }
 
 
@@ -42,6 +41,18 @@ class PallasTritonFlashAttentionPartitioningTest(
         jax.device_count(), 2 if interpret.is_needed() else 1
     )
 
+  def _run_test(self, **kwargs):
+    if not self._testMethodName.startswith("test_quantized_int8"):
+      super()._run_test(**kwargs)
+      return
+    # The harness differentiates every case (it overrides the case's
+    # `test_vjp=False`): the sharded forward must equal the unsharded one on
+    # qwix `QArray`s, then differentiating must raise, as our VJP has no
+    # quantized path (on the H200, 2026-11-29, it failed in tokamax's config
+    # cache instead, unable to serialize a `QArray`).
+    with self.assertRaisesRegex(NotImplementedError, "QArray"):
+      super()._run_test(**kwargs)
+
 
 class PallasTritonFlashAttentionPartitioningSoftCapTest(
     PallasTritonFlashAttentionPartitioningTest
@@ -56,3 +67,29 @@ class PallasTritonFlashAttentionPartitioningSoftCapTest(
     u = reference.logits(q, k, bias=bias)
     assert float(jnp.max(jnp.abs(u))) >= 3 * CAP, "the cap would be inactive"
     super()._run_test(logits_soft_cap=CAP, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_verify_sharded_variant_equals_unsharded(dtype):
+  # `tokamax.dot_product_attention(..., q_sharding=...)` under `jax.jit` and
+  # `jax.vjp`, batch and heads sharded, against the unsharded op, bit for bit.
+  config = verify.Config(
+      name="small",
+      batch=2,
+      seq_len=128,
+      num_heads=4,
+      num_kv_heads=2,
+      head_dim=64,
+      logits_soft_cap=10.0,
+      window=64,
+  )
+  if jax.device_count() < 2:
+    pytest.skip(f"Needs 2+ devices; have {jax.devices()}.")
+  assert verify.q_sharding(config).mesh.shape["batch"] == 2
+  row = verify.verify_one(config, "sharded", dtype)
+  assert "= unsharded" in row.variant, row
+  assert row.max_logit >= 3 * config.logits_soft_cap, row
+  # Same kernels as the unsharded causal case: its bounds hold (bf16 at the
+  # regression bound of `test_soft_cap.py`, the PR's being unmet).
+  bound = 3e-5 if dtype == "float32" else 3e-2
+  assert max(row.errors.values()) <= bound, row

@@ -218,7 +218,10 @@ def _parser() -> argparse.ArgumentParser:
       "--variants",
       type=_csv(verify.VARIANTS),
       default=list(verify.VARIANTS),
-      help="comma-separated mask variants (default: all)",
+      help=(
+          "comma-separated mask variants (default: all; `sharded` runs with"
+          " 2+ devices only)"
+      ),
   )
   v.add_argument(
       "--dtype",

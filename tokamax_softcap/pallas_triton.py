@@ -71,10 +71,11 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
   Raises:
     ValueError: if `logits_soft_cap` is not `None` or a finite, positive real
       scalar.
-    NotImplementedError: if `dropout_mask` is given while residuals are
-      requested (which is how tokamax differentiates an op) and the VJP is the
-      Pallas-Triton one, which has no dropout: raised in the forward call, so
-      a caller that tries implementations in turn can fall back. Also on
+    NotImplementedError: if `dropout_mask` or a quantized (qwix `QArray`)
+      `q`, `k` or `v` is given while residuals are requested (which is how
+      tokamax differentiates an op) and the VJP is the Pallas-Triton one, which
+      supports neither: raised in the forward call, so a caller that tries
+      implementations in turn can fall back (inference supports both). Also on
       devices without Triton support (unless `bypass_device_check`).
   """
 
@@ -101,14 +102,20 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
     arguments["logits_soft_cap"] = check_logits_soft_cap(
         arguments["logits_soft_cap"]
     )
-    if (
-        arguments["dropout_mask"] is not None
-        and arguments["return_residuals"]
-        and isinstance(self.vjp, upstream_vjp.PallasTritonFlashAttentionVjp)
+    if arguments["return_residuals"] and isinstance(
+        self.vjp, upstream_vjp.PallasTritonFlashAttentionVjp
     ):
-      raise NotImplementedError(
-          "`dropout_mask` is not supported by the Pallas-Triton VJP."
-      )
+      if arguments["dropout_mask"] is not None:
+        raise NotImplementedError(
+            "`dropout_mask` is not supported by the Pallas-Triton VJP."
+        )
+      quantized = [n for n in "qkv" if isinstance(arguments[n], base.QArray)]
+      if quantized:
+        raise NotImplementedError(
+            f"Quantized (qwix `QArray`) {', '.join(quantized)} are not"
+            " supported by the Pallas-Triton VJP; differentiate with"
+            " dequantized inputs."
+        )
     return op.BoundArguments(self, arguments)
 
   _fwd = patched.op_method(

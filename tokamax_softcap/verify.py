@@ -12,6 +12,11 @@ with `s = sqrt(logit_std)` (so with `logits_scale = 1/sqrt(D)` the pre-cap
 logits have standard deviation `logit_std`; by default the cap, so most logits
 are beyond the linear range of `tanh` and the largest reach ~5x the cap),
 `v`, `dout` and `bias` ~ N(0, 1).
+
+With several devices, the `sharded` variant runs the causal case through
+`tokamax.dot_product_attention(..., implementation="triton", q_sharding=...)`
+on a mesh that shards the batch and/or heads axes, and also requires the
+gradients to equal the unsharded op's bit for bit.
 """
 
 from collections.abc import Iterator, Sequence
@@ -22,6 +27,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import tokamax
 from tokamax._src.ops.attention import base
 from tokamax_softcap import pallas_triton
 from tokamax_softcap import reference
@@ -44,7 +50,14 @@ PRECISION = {
     "bfloat16": jax.lax.Precision.DEFAULT,
     "float32": jax.lax.Precision.HIGHEST,
 }
-VARIANTS = ("causal", "packed-k-start", "packed-dense", "bias", "window")
+VARIANTS = (
+    "causal",
+    "packed-k-start",
+    "packed-dense",
+    "bias",
+    "window",
+    "sharded",
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -149,6 +162,7 @@ def mask_variant(
   window = causal & (pos[None, :] > pos[:, None] - config.window)
   return {
       "causal": (dict(is_causal=True), causal),
+      "sharded": (dict(is_causal=True), causal),
       "bias": (dict(is_causal=True), causal),
       "packed-k-start": (
           dict(mask=base.Mask(k_start=jnp.asarray(doc_start), is_causal=True)),
@@ -184,6 +198,27 @@ def make_inputs(
     bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32).astype(dtype)
   cast = lambda x: x.astype(dtype)
   return cast(q), cast(k), cast(v), bias, cast(dout)
+
+
+def q_sharding(config: Config) -> jax.sharding.NamedSharding | None:
+  """Returns a sharding of `q` over the devices for the `sharded` variant.
+
+  The mesh has axes `("batch", "heads")`, as many devices on the batch axis as
+  divide both the device count and `config.batch`, then as many on the heads
+  axis as divide the rest and `config.num_kv_heads` (tokamax shards `k` and
+  `v` by head with `q`). `None` if that leaves fewer than 2 devices.
+  """
+  devices = jax.devices()
+  batch = math.gcd(len(devices), config.batch)
+  heads = math.gcd(len(devices) // batch, config.num_kv_heads)
+  if batch * heads < 2:
+    return None
+  mesh = jax.sharding.Mesh(
+      np.array(devices[: batch * heads]).reshape(batch, heads),
+      ("batch", "heads"),
+  )
+  spec = jax.sharding.PartitionSpec("batch", None, "heads", None)
+  return jax.sharding.NamedSharding(mesh, spec)
 
 
 def relative_error(x: jax.Array, ref: jax.Array) -> float:
@@ -255,6 +290,24 @@ def gradients(
         **op_kwargs,
     )
 
+  if variant == "sharded":
+    sharding = q_sharding(config)
+    if sharding is None:
+      raise ValueError(f"`sharded` needs 2+ devices; have {jax.devices()}.")
+
+    def kernel(q, k, v, bias):  # pylint: disable=function-redefined
+      return tokamax.dot_product_attention(
+          q,
+          k,
+          v,
+          bias=bias,
+          logits_soft_cap=cap,
+          precision=precision,
+          implementation="triton",
+          q_sharding=sharding,
+          **op_kwargs,
+      )
+
   def ref(q, k, v, bias):
     return reference.attention(
         q, k, v, bias, mask=jnp.asarray(mask), logits_soft_cap=cap
@@ -287,7 +340,8 @@ def verify_one(
 
   Returns:
     The row; `passed` is false if an error is NaN/inf or above its bound, or
-    the largest pre-cap logit is below 3x the cap (the cap was not exercised).
+    the largest pre-cap logit is below 3x the cap (the cap was not exercised),
+    or (`sharded`) the gradients differ from the unsharded op's.
   """
   grads = gradients(config, variant, dtype, logit_std)
   errors = {
@@ -299,13 +353,27 @@ def verify_one(
   passed = grads.max_logit >= 3 * config.logits_soft_cap and all(
       errors[n] <= bounds[n] for n in errors
   )
+  label = variant if variant != "window" else f"window {config.window}"
+  if variant == "sharded":
+    mesh = q_sharding(config).mesh
+    unsharded = gradients(config, "causal", dtype, logit_std).actual
+    equal = all(
+        bool(jnp.array_equal(a, u))
+        for a, u in zip(grads.actual, unsharded)
+        if a is not None
+    )
+    passed &= equal
+    label = (
+        f"sharded (batch {mesh.shape['batch']} x heads {mesh.shape['heads']},"
+        f" {'=' if equal else '!='} unsharded)"
+    )
   shape = (
       f"B{config.batch} T{config.seq_len} H{config.num_heads}"
       f"/{config.num_kv_heads} D{config.head_dim}"
   )
   return Row(
       config=config.name,
-      variant=variant if variant != "window" else f"window {config.window}",
+      variant=label,
       dtype=dtype,
       shape=shape,
       max_logit=grads.max_logit,
@@ -323,6 +391,8 @@ def runs(
     for variant in variants:
       if variant == "window" and config.window >= config.seq_len:
         continue  # The window masks nothing at this length.
+      if variant == "sharded" and q_sharding(config) is None:
+        continue  # One device, or no axis it can split.
       for dtype in dtypes:
         yield config, variant, dtype
 
