@@ -109,8 +109,11 @@ class Block(nn.Module):
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     c = self.config
-    x = x + Attention(c, self.local, self.implementation)(nn.RMSNorm()(x))
-    h = nn.RMSNorm()(x)
+    # In the model's dtype: flax's RMSNorm computes in f32 and would otherwise
+    # return f32, promoting the attention inputs.
+    norm = lambda x: nn.RMSNorm(dtype=x.dtype)(x)
+    x = x + Attention(c, self.local, self.implementation)(norm(x))
+    h = norm(x)
     gate = nn.Dense(2 * c.width, use_bias=False, dtype=x.dtype)(h)
     up = nn.Dense(2 * c.width, use_bias=False, dtype=x.dtype)(h)
     return x + nn.Dense(c.width, use_bias=False, dtype=x.dtype)(
@@ -130,7 +133,7 @@ class Model(nn.Module):
     for i in range(c.num_layers):
       # Gemma 2 alternates local (sliding window) and global layers.
       x = Block(c, local=i % 2 == 0, implementation=self.implementation)(x)
-    return embed.attend(nn.RMSNorm()(x)).astype(jnp.float32)
+    return embed.attend(nn.RMSNorm(dtype=x.dtype)(x)).astype(jnp.float32)
 
 
 def train(
