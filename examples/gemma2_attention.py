@@ -111,7 +111,7 @@ class Block(nn.Module):
     c = self.config
     # In the model's dtype: flax's RMSNorm computes in f32 and would otherwise
     # return f32, promoting the attention inputs.
-    norm = lambda x: nn.RMSNorm(dtype=x.dtype)(x)
+    norm = lambda y: nn.RMSNorm(dtype=y.dtype)(y)
     x = x + Attention(c, self.local, self.implementation)(norm(x))
     h = norm(x)
     gate = nn.Dense(2 * c.width, use_bias=False, dtype=x.dtype)(h)
@@ -141,15 +141,15 @@ def train(
 ) -> tuple[list[float], dict, list[float]]:
   """Trains from a fixed initialization.
 
-  Returns:
-    The loss of each step, the final parameters, and each step's wall time in
-    seconds (the first includes compilation; reading the loss synchronises).
-
   Args:
     config: Sizes.
     implementation: tokamax's attention implementation, `"xla"` or `"triton"`.
     seed: For the parameters and the tokens (the same for every
       implementation).
+
+  Returns:
+    The loss of each step, the final parameters, and each step's wall time in
+    seconds (the first includes compilation; reading the loss synchronises).
   """
   model = Model(config, implementation)
   keys = jax.random.split(jax.random.PRNGKey(seed), 2)

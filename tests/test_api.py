@@ -159,10 +159,14 @@ def test_quantized_inputs_have_no_vjp_but_run_forward():
   qk, qv = quantize(k), quantize(v)
   op = tokamax_softcap.PallasTritonFlashAttention()
   kwargs = dict(logits_soft_cap=CAP, precision=HIGHEST)
-  # Inference takes the quantized arrays (the kernel rescales the int8 dots).
+  # Inference takes the quantized arrays: it equals the fp32 reference on
+  # the dequantized ones (measured on the CPU: 2.4e-7 absolute, outputs up
+  # to 0.68; atol 1e-6 as the f32 harness cases of tokamax).
   out = op(q, qk, qv, **kwargs)
-  dequantized = op(q, qwix.dequantize(qk), qwix.dequantize(qv), **kwargs)
-  chex.assert_trees_all_close(out, dequantized, atol=1e-5)
+  expected = reference.attention(
+      q, qwix.dequantize(qk), qwix.dequantize(qv), logits_soft_cap=CAP
+  )
+  chex.assert_trees_all_close(out, expected, atol=1e-6)
   f = lambda q, k, v: op(q, qk, qv, **kwargs)
   with pytest.raises(NotImplementedError, match=r"\) k, v are not supported"):
     _grads(f, q, k, v, dout)

@@ -76,6 +76,14 @@ def _verify(args: argparse.Namespace) -> int:
     configs.append(dataclasses.replace(config, **overrides))
 
   runs = list(verify.runs(configs, args.variants, args.dtype))
+  if not runs:
+    print(
+        "verify: nothing to run: `window` needs `--window` < `--seq-len`,"
+        f" `sharded` 2+ devices that can split the batch or kv heads (have"
+        f" {jax.device_count()}).",
+        file=sys.stderr,
+    )
+    return 2
   print(
       f"verify: {len(runs)} runs on {env['device']}"
       + (" (Pallas interpret mode, CPU sizes)" if interpreted else ""),

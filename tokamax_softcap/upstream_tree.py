@@ -130,11 +130,11 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
 
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # Upstream's tests of what the series changes: in its Pallas-Triton VJP
-# class, soft capping (4 cases), skipped query blocks (3), `use_base2` (2),
+# class, soft capping (6 cases), skipped query blocks (3), `use_base2` (2),
 # sequence lengths that are not a multiple of the block (7), fully masked
 # rows (7), head_dim 128 in bf16 and 256 in f32 (2), causal block configs
 # (2); in its forward class, `split_k` with `use_base2` (1) and with fully
-# masked rows (2).
+# masked rows (2), and soft capping with 16-bit `logits_dtype` (2).
 SERIES_TESTS = (
     "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
