@@ -5,6 +5,8 @@ heads) and compares with the unsharded op (`atol=0`). Without a GPU,
 `conftest.py` gives the CPU four devices.
 """
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -13,6 +15,7 @@ import tokamax_softcap
 from tokamax_softcap import interpret
 from tokamax_softcap import reference
 from tokamax_softcap import verify
+import configs  # pylint: disable=g-bad-import-order
 
 CAP = 1.0  # Inputs are N(0, 1): pre-cap logits ~N(0, 1), the largest ~5.
 
@@ -73,16 +76,7 @@ class PallasTritonFlashAttentionPartitioningSoftCapTest(
 def test_verify_sharded_variant_equals_unsharded(dtype):
   # `tokamax.dot_product_attention(..., q_sharding=...)` under `jax.jit` and
   # `jax.vjp`, batch and heads sharded, against the unsharded op, bit for bit.
-  config = verify.Config(
-      name="small",
-      batch=2,
-      seq_len=128,
-      num_heads=4,
-      num_kv_heads=2,
-      head_dim=64,
-      logits_soft_cap=10.0,
-      window=64,
-  )
+  config = dataclasses.replace(configs.GQA_64, seq_len=128)
   if jax.device_count() < 2:
     pytest.skip(f"Needs 2+ devices; have {jax.devices()}.")
   assert verify.q_sharding(config).mesh.shape["batch"] == 2
