@@ -261,23 +261,16 @@ def test_dot_product_attention_is_differentiable_with_cap(implementation):
 def test_causal_autotuning_space_holds_only_tileable_blocks():
   q, k, v, dout = _inputs()
   op = tokamax_softcap.PallasTritonFlashAttention()
-  out, residuals = op(q, k, v, is_causal=True, return_residuals=True)
-  ba = op.bind(q, k, v, is_causal=True)
-  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
-  vjp_ba = op.vjp.bind(residuals, out, dout, *ba.args, **kwargs)
-  configs = op.vjp._get_autotuning_configs(vjp_ba)  # pylint: disable=protected-access
+
+  def autotuning_configs(**kwargs):
+    out, residuals = op(q, k, v, return_residuals=True, **kwargs)
+    ba = op.bind(q, k, v, **kwargs)
+    fwd_kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
+    vjp_ba = op.vjp.bind(residuals, out, dout, *ba.args, **fwd_kwargs)
+    return op.vjp._get_autotuning_configs(vjp_ba)  # pylint: disable=protected-access
+
+  configs = autotuning_configs(is_causal=True)
   assert configs and all(type(c) is upstream_vjp.Config for c in configs)
   assert all(c.block_n1 % c.block_m1 == 0 for c in configs)
   assert all(c.block_m2 % c.block_n2 == 0 for c in configs)
-  non_causal = op.vjp.bind(
-      residuals,
-      out,
-      dout,
-      *op.bind(q, k, v).args,
-      **{
-          n: a
-          for n, a in op.bind(q, k, v).kwargs.items()
-          if n != "return_residuals"
-      },
-  )
-  assert len(op.vjp._get_autotuning_configs(non_causal)) > len(configs)  # pylint: disable=protected-access
+  assert len(autotuning_configs()) > len(configs)

@@ -171,15 +171,13 @@ def _time(
 ) -> tuple[float, float]:
   """Returns `(median ms per call, peak memory MB)` of one mode."""
   f = functools.partial(op, is_causal=shape.causal, logits_soft_cap=cap)
-  fn, first = benchmarking.standardize_function(
-      f, *input_sets[0], mode=MODES[mode], seed=None
-  )
-  compiled = jax.jit(fn).lower(first).compile()
-  peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
-  args = [
-      benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)[1]
+  standardized = [
+      benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)
       for s in input_sets
   ]
+  args = [a for _, a in standardized]
+  compiled = jax.jit(standardized[0][0]).lower(args[0]).compile()
+  peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
   for a in args:  # Warm-up, not timed.
     jax.block_until_ready(compiled(a))
   times = []
@@ -203,8 +201,8 @@ def run(
 
   Args:
     shapes: The sweep.
-    implementations: Names from `IMPLEMENTATIONS`; unsupported ones are left
-      out.
+    implementations: Names from `IMPLEMENTATIONS` that are `supported` here
+      (an unsupported one yields results with `error` set).
     reps: Timed rounds per implementation, shape and mode (after a warm-up).
     input_sets: Input sets, each called once per round.
     dtype: Of q, k, v.
@@ -213,10 +211,9 @@ def run(
     A `Result` per implementation and shape; one that failed (e.g. out of
     memory) has its `error` set and no timings.
   """
-  names = [n for n in implementations if supported(n)]
   for shape in shapes:
     sets = _inputs(shape, dtype, input_sets)
-    for name in names:
+    for name in implementations:
       op, cap = _implementation(name)
       common = dict(
           shape=str(shape),

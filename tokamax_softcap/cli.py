@@ -96,7 +96,7 @@ def _verify(args: argparse.Namespace) -> int:
     for config, variant, dtype in progress:
       progress.set_description(f"{config.name} {variant} {dtype}")
       rows.append(verify.verify_one(config, variant, dtype, args.logit_std))
-      progress.write(verify.table(rows[-1:]).splitlines()[-1], file=sys.stderr)
+      progress.write(verify.table_row(rows[-1]), file=sys.stderr)
 
   if args.json:
     report = dict(environment=env, rows=[dataclasses.asdict(r) for r in rows])

@@ -425,18 +425,21 @@ def runs(
         yield config, variant, dtype
 
 
+def table_row(row: Row) -> str:
+  """Returns the row as a line of the markdown table of `table`."""
+  fmt = lambda x: "—" if x is None else f"{x:.2e}"
+  errs = " | ".join(fmt(row.errors.get(n)) for n in GRADS)
+  return (
+      f"| {row.config} | {row.shape} | {row.variant} | {row.dtype} |"
+      f" {row.max_logit:.0f} | {errs} | {'pass' if row.passed else 'FAIL'} |"
+  )
+
+
 def table(rows: Sequence[Row]) -> str:
   """Returns the rows as a markdown table."""
-  fmt = lambda x: "—" if x is None else f"{x:.2e}"
   lines = [
       "| config | shape | variant | dtype | max pre-cap \\|u\\| | dq | dk | dv"
       " | dbias | result |",
       "|---|---|---|---|---|---|---|---|---|---|",
   ]
-  for r in rows:
-    errs = " | ".join(fmt(r.errors.get(n)) for n in GRADS)
-    lines.append(
-        f"| {r.config} | {r.shape} | {r.variant} | {r.dtype} |"
-        f" {r.max_logit:.0f} | {errs} | {'pass' if r.passed else 'FAIL'} |"
-    )
-  return "\n".join(lines)
+  return "\n".join(lines + [table_row(r) for r in rows])
