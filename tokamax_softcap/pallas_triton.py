@@ -5,6 +5,7 @@ import functools
 import math
 import numbers
 
+import jax
 from tokamax._src.ops import op
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_triton as upstream
@@ -87,17 +88,50 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
       object.__setattr__(self, "vjp", vjp)
 
   @functools.wraps(base.DotProductAttention.__call__)
-  def __call__(self, *args, logits_soft_cap=None, **kwargs):
-    # Checked before tokamax's type check, which raises a `TypeError` for
-    # some invalid caps (e.g. complex, traced) and accepts others.
+  def __call__(
+      self,
+      q,
+      k,
+      v,
+      *,
+      logits_soft_cap=None,
+      precision=jax.lax.Precision.DEFAULT,
+      logits_dtype=base.AUTO,
+      **kwargs,
+  ):
+    # Checked before tokamax's type check (jaxtyping), which raises a
+    # `TypeError` for some invalid caps (e.g. complex, traced) and accepts
+    # others, and whose errors on shapes do not say which relation fails.
     logits_soft_cap = check_logits_soft_cap(logits_soft_cap)
+    patched.pallas_triton_vjp.check_options(precision, logits_dtype)
+    patched.pallas_triton_vjp.check_arguments(
+        dict(kwargs, q=q, k=k, v=v, logits_dtype=logits_dtype)
+    )
     return base.DotProductAttention.__call__(
-        self, *args, logits_soft_cap=logits_soft_cap, **kwargs
+        self,
+        q,
+        k,
+        v,
+        logits_soft_cap=logits_soft_cap,
+        precision=precision,
+        logits_dtype=logits_dtype,
+        **kwargs,
     )
 
   @functools.wraps(base.DotProductAttention.bind)
-  def bind(self, *args, **kwargs) -> op.BoundArguments:
-    ba = base.DotProductAttention.bind(self, *args, **kwargs)
+  def bind(
+      self,
+      *args,
+      precision=jax.lax.Precision.DEFAULT,
+      logits_dtype=base.AUTO,
+      **kwargs,
+  ) -> op.BoundArguments:
+    # As the patched op's `bind` (whose `super()` is not this class's).
+    patched.pallas_triton_vjp.check_options(precision, logits_dtype)
+    ba = base.DotProductAttention.bind(
+        self, *args, precision=precision, logits_dtype=logits_dtype, **kwargs
+    )
+    patched.pallas_triton_vjp.check_arguments(ba.arguments)
     arguments = dict(ba.arguments)
     arguments["logits_soft_cap"] = check_logits_soft_cap(
         arguments["logits_soft_cap"]

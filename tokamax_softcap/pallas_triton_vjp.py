@@ -3,6 +3,7 @@
 import dataclasses
 from typing import ClassVar
 
+from tokamax._src.ops import op
 from tokamax._src.ops.attention import pallas_triton_vjp as upstream
 from tokamax_softcap import patched
 
@@ -48,6 +49,12 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
   config_cls: ClassVar[type[Config]] = Config
   # Re-declared with its default: a slotted base hides it from `dataclass`.
   config: Config | None = None
+
+  def bind(self, *args, **kwargs) -> op.BoundArguments:
+    # As the patched op's `bind` (whose `super()` is not this class's).
+    ba = upstream.PallasTritonFlashAttentionVjp.bind(self, *args, **kwargs)
+    patched.pallas_triton_vjp.check_arguments(ba.arguments)
+    return ba
 
   _fwd = patched.op_method(_PATCHED._fwd, Config)
   _get_heuristics_config = patched.op_method(

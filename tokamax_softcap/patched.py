@@ -13,6 +13,7 @@ ops convert at that boundary, see `op_method`.
 """
 
 from collections.abc import Callable
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -146,13 +147,28 @@ def _load(module_name: str) -> types.ModuleType:
   )
 
 
+@contextlib.contextmanager
+def imported_as_upstream(module: types.ModuleType, module_name: str):
+  """Within this context, importing tokamax's `module_name` gives `module`."""
+  package = importlib.import_module(_UPSTREAM_PACKAGE)
+  full_name = f"{_UPSTREAM_PACKAGE}.{module_name}"
+  saved = sys.modules[full_name], getattr(package, module_name)
+  sys.modules[full_name] = module
+  setattr(package, module_name, module)
+  try:
+    yield
+  finally:
+    sys.modules[full_name] = saved[0]
+    setattr(package, module_name, saved[1])
+
+
 # The modules the series changes (tokamax's `pallas_triton_test.py` too, which
-# is not loaded). The patched `pallas_triton` still imports tokamax's own
-# `pallas_triton_vjp` (its default `vjp` is upstream's): this package's ops
-# set their VJP explicitly.
+# is not loaded). The patched `pallas_triton` imports the patched
+# `pallas_triton_vjp`, as in tokamax's tree with the series applied.
 MODULES = ("pallas_triton", "pallas_triton_vjp")
-pallas_triton = _load("pallas_triton")
 pallas_triton_vjp = _load("pallas_triton_vjp")
+with imported_as_upstream(pallas_triton_vjp, "pallas_triton_vjp"):
+  pallas_triton = _load("pallas_triton")
 
 
 def _convert(config: Any, config_cls: type[Any]) -> Any:

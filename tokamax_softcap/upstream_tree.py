@@ -117,7 +117,8 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
   """Imports a module of the tree, e.g. to compare it with this package.
 
   The module is named `tokamax_softcap.upstream_tree.<module_name>`; its own
-  imports of tokamax resolve to the installed tokamax.
+  imports of tokamax resolve to the installed tokamax, except that
+  `pallas_triton` imports the tree's `pallas_triton_vjp` (as `patched` does).
 
   Args:
     tree: A tree made by `build`.
@@ -125,24 +126,31 @@ def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
   """
   path = pathlib.Path(tree) / patched.upstream_path(module_name)
   name = f"{__name__}.{module_name}"
-  return patched.load_source(name, path.read_text(), str(path))
+  if module_name != "pallas_triton":
+    return patched.load_source(name, path.read_text(), str(path))
+  vjp = load(tree, "pallas_triton_vjp")
+  with patched.imported_as_upstream(vjp, "pallas_triton_vjp"):
+    return patched.load_source(name, path.read_text(), str(path))
 
 
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # Upstream's tests of what the series changes: in its Pallas-Triton VJP
-# class, soft capping (6 cases), skipped query blocks (3), `use_base2` (2),
-# sequence lengths that are not a multiple of the block (7), fully masked
-# rows (7), head_dim 128 in bf16 and 256 in f32 (2), causal block configs
-# (2); in its forward class, `split_k` with `use_base2` (1) and with fully
-# masked rows (2), and soft capping with 16-bit `logits_dtype` (2).
+# class, soft capping (8 cases, 2 of them f16 weights in range), skipped
+# query blocks (3), `use_base2` (2), sequence lengths that are not a multiple
+# of the block (7), fully masked rows (7), head_dim 128 in bf16 and 256 in
+# f32 (2), causal block configs (2), a forced softmax out of range (1), the
+# logits scale in f32 (1); in its forward class, `split_k` with `use_base2`
+# (1) and with fully masked rows (2), soft capping with 16-bit
+# `logits_dtype` (2), and malformed head counts and `k_start` (3).
 SERIES_TESTS = (
     "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
-    " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable))"
+    " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable or"
+    " unstable_softmax_out_of_range or logits_scale_in_f32))"
     " or split_k_use_base2 or split_k_fully_masked_rows"
-    " or tanh_clipping_logits_dtype"
+    " or tanh_clipping_logits_dtype or malformed"
 )
-NUM_SERIES_TESTS = 34
+NUM_SERIES_TESTS = 41
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
