@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from tokamax._src import benchmarking
 from tokamax._src.ops.attention import api
+from tokamax._src.ops.attention import base
 import tokamax_softcap
 
 TOKENS_PER_CALL = 16384
@@ -50,6 +51,10 @@ IMPLEMENTATIONS = (
     "xla_chunked",
 )
 CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
+# Masks: plain causal or none; a causal sliding window of `W` keys (Gemma 2's
+# local layers: window 4096, `local_window_size=(W - 1, 0)`); `N` causal
+# documents of equal length packed into each sequence (`k_start`).
+MASKS = ("causal", "full", "window-1024", "window-4096", "docs-4")
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
 
 
@@ -60,7 +65,7 @@ class Shape:
   seq_len: int
   head_dim: int
   heads: str
-  causal: bool
+  mask: str  # One of `MASKS`.
   batch: int = 0  # 0: `TOKENS_PER_CALL // seq_len` (at least 1).
 
   @property
@@ -70,6 +75,21 @@ class Shape:
   @property
   def batch_size(self) -> int:
     return self.batch or max(1, TOKENS_PER_CALL // self.seq_len)
+
+  def mask_kwargs(self) -> dict[str, Any]:
+    """Returns the attention op's mask arguments for `mask`."""
+    kind, _, size = self.mask.partition("-")
+    if kind == "causal":
+      return dict(is_causal=True)
+    if kind == "full":
+      return {}
+    if kind == "window":
+      return dict(mask=base.CausalMask(window_size=int(size)))
+    if kind == "docs":
+      doc_len = self.seq_len // int(size)
+      k_start = jnp.arange(self.seq_len) // doc_len * doc_len
+      return dict(mask=base.Mask(k_start=k_start, is_causal=True))
+    raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
 
   def io_bytes(self, dtype=jnp.bfloat16) -> int:
     """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit).
@@ -83,9 +103,9 @@ class Shape:
 
   def __str__(self) -> str:
     hq, hk = self.num_heads
-    mask = "causal" if self.causal else "full"
     return (
-        f"B{self.batch_size} T{self.seq_len} H{hq}/{hk} D{self.head_dim} {mask}"
+        f"B{self.batch_size} T{self.seq_len} H{hq}/{hk} D{self.head_dim}"
+        f" {self.mask}"
     )
 
 
@@ -97,7 +117,7 @@ class Result:
   seq_len: int
   head_dim: int
   heads: str
-  causal: bool
+  mask: str
   implementation: str
   fwd_ms: float | None
   fwd_bwd_ms: float | None
@@ -110,15 +130,15 @@ def sweep(
     seq_lens: Sequence[int] = SEQ_LENS,
     head_dims: Sequence[int] = HEAD_DIMS,
     heads: Sequence[str] = tuple(HEADS),
-    causal: Sequence[bool] = (True, False),
+    masks: Sequence[str] = ("causal", "full"),
 ) -> list[Shape]:
   """Returns the shapes of the sweep (the full one by default)."""
   return [
-      Shape(seq_len=t, head_dim=d, heads=h, causal=c)
+      Shape(seq_len=t, head_dim=d, heads=h, mask=m)
       for t in seq_lens
       for d in head_dims
       for h in heads
-      for c in causal
+      for m in masks
   ]
 
 
@@ -170,7 +190,7 @@ def _time(
     reps: int,
 ) -> tuple[float, float]:
   """Returns `(median ms per call, peak memory MB)` of one mode."""
-  f = functools.partial(op, is_causal=shape.causal, logits_soft_cap=cap)
+  f = functools.partial(op, logits_soft_cap=cap, **shape.mask_kwargs())
   standardized = [
       benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)
       for s in input_sets
@@ -220,7 +240,7 @@ def run(
           seq_len=shape.seq_len,
           head_dim=shape.head_dim,
           heads=shape.heads,
-          causal=shape.causal,
+          mask=shape.mask,
           implementation=name,
       )
       try:
@@ -286,19 +306,19 @@ def table(results: Sequence[Result]) -> str:
 def plot(results: Sequence[Result], path: str):
   """Writes a PNG: fwd+bwd time vs T per implementation, and the cap overhead.
 
-  One panel pair per (head_dim, heads, causal) group.
+  One panel pair per (head_dim, heads, mask) group.
   """
   import matplotlib  # pylint: disable=g-import-not-at-top
 
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
-  groups = sorted({(r.head_dim, r.heads, r.causal) for r in results})
+  groups = sorted({(r.head_dim, r.heads, r.mask) for r in results})
   fig, axes = plt.subplots(
       2, len(groups), figsize=(4 * len(groups), 7), squeeze=False
   )
-  for col, (d, h, c) in enumerate(groups):
-    group = [r for r in results if (r.head_dim, r.heads, r.causal) == (d, h, c)]
+  for col, (d, h, m) in enumerate(groups):
+    group = [r for r in results if (r.head_dim, r.heads, r.mask) == (d, h, m)]
     top, bottom = axes[0][col], axes[1][col]
     for name in IMPLEMENTATIONS:
       points = sorted(
@@ -322,7 +342,7 @@ def plot(results: Sequence[Result], path: str):
     if overhead:
       bottom.plot(*zip(*overhead), marker="o", color="black")
     bottom.axhline(1.03, linestyle="--", color="gray")
-    title = f"D{d} {h} {'causal' if c else 'full'}"
+    title = f"D{d} {h} {m}"
     top.set(title=title, xscale="log", yscale="log", ylabel="fwd+bwd ms")
     bottom.set(xscale="log", xlabel="T", ylabel="ours / ours-nocap")
     top.legend(fontsize=7)

@@ -132,7 +132,7 @@ def _bench(args: argparse.Namespace) -> int:
     )
     return 2
   if args.dry_run:
-    shapes = bench.sweep((128,), (32,), ("gqa",), (True,))
+    shapes = bench.sweep((128,), (32,), ("gqa",), ("causal", "docs-4"))
     shapes = [dataclasses.replace(s, batch=1) for s in shapes]
     impls = [n for n in args.impls if n != "mosaic"]
     reps = 2
@@ -140,7 +140,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.reps < 20:
       print("bench: --reps must be at least 20.", file=sys.stderr)
       return 2
-    shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.causal)
+    shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.masks)
     impls, reps = args.impls, args.reps
   impls = [n for n in impls if bench.supported(n)]
   env = _environment()
@@ -279,10 +279,10 @@ def _parser() -> argparse.ArgumentParser:
       "--heads", type=_csv(list(bench.HEADS)), default=list(bench.HEADS)
   )
   b.add_argument(
-      "--causal",
-      type=lambda v: [x == "causal" for x in _csv(["causal", "full"])(v)],
-      default=[True, False],
-      help="comma-separated: causal, full",
+      "--masks",
+      type=_csv(list(bench.MASKS)),
+      default=["causal", "full"],
+      help=f"comma-separated, of: {', '.join(bench.MASKS)} (default: causal,full)",
   )
   b.add_argument(
       "--impls",

@@ -1,0 +1,171 @@
+"""Sliding windows and packed documents as key ranges, against the reference.
+
+The forward and both VJP kernels skip the blocks that a window (`CausalMask`
+with `window_size` or `offset`) or `k_start` / `k_end` ranges mask entirely,
+and mask the rest elementwise. Here every such mask is compared, with an
+active cap, against the fp32 reference given the same mask as a dense array:
+windows that are not multiples of the blocks (64 and 32), of 1 key and of more
+than the sequence, a sequence that is not a multiple of the blocks, GQA,
+documents of unequal lengths (one shorter than a block), windows combined
+with documents, a bias (whose `dbias` covers every block), and no cap.
+"""
+
+import chex
+import jax
+import jax.numpy as jnp
+import pytest
+import tokamax
+from tokamax._src import test_utils
+from tokamax._src.ops.attention import base
+import tokamax_softcap
+from tokamax_softcap import reference
+
+CAP = 10.0
+T = 200  # Not a multiple of the blocks.
+# f32, as `test_soft_cap.py`: upstream's soft-cap harness tolerances with
+# `atol` in units of max|ref|.
+F32_ATOL, F32_RTOL = 5e-6, 5e-7
+Q, K = jnp.arange(T)[:, None], jnp.arange(T)[None, :]
+CAUSAL = Q >= K
+# Documents of 37, 100, 5 (shorter than a block) and 58 tokens.
+DOC_START = jnp.repeat(
+    jnp.array([0, 37, 137, 142]), jnp.array([37, 100, 5, 58])
+)
+DOC_END = jnp.repeat(
+    jnp.array([37, 137, 142, 200]), jnp.array([37, 100, 5, 58])
+)
+SAME_DOC = (DOC_START[:, None] <= K) & (K < DOC_END[:, None])
+
+
+def _window(w, offset=0):
+  """`CausalMask(offset, window_size=w)` as a dense array."""
+  return (K <= Q + offset) & (K > Q + offset - w)
+
+
+# (id, mask given to the op, the same mask as a dense [T, T] array).
+CASES = [
+    *(
+        (f"window-{w}", base.CausalMask(window_size=w), _window(w))
+        for w in (1, 31, 64, 100, T, T + 50)
+    ),
+    # `local_window_size=(20, 10)`: 20 keys before, 10 after.
+    (
+        "window-two-sided",
+        base.CausalMask(offset=10, window_size=31),
+        _window(31, offset=10),
+    ),
+    (
+        "window-negative-offset",
+        base.CausalMask(offset=-5, window_size=16),
+        _window(16, offset=-5),
+    ),
+    (
+        "docs-causal",
+        base.Mask(k_start=DOC_START, is_causal=True),
+        SAME_DOC & CAUSAL,
+    ),
+    ("docs-full", base.Mask(k_start=DOC_START, k_end=DOC_END), SAME_DOC),
+    (
+        "docs-window",
+        base.Mask(
+            k_start=DOC_START, causal_mask=base.CausalMask(window_size=30)
+        ),
+        SAME_DOC & _window(30),
+    ),
+    (
+        "key-padding",
+        base.Mask(k_end=jnp.full((T,), 150, jnp.int32)),
+        jnp.broadcast_to(K < 150, (T, T)),
+    ),
+]
+
+
+def _inputs(with_bias):
+  keys = jax.random.split(jax.random.PRNGKey(0), 5)
+  # Pre-cap logits `q.k / sqrt(32)` with standard deviation 2x the cap.
+  scale = (2 * CAP) ** 0.5
+  q = scale * jax.random.normal(keys[0], (2, T, 4, 32))
+  k = scale * jax.random.normal(keys[1], (2, T, 2, 32))
+  v = jax.random.normal(keys[2], (2, T, 2, 32))
+  dout = jax.random.normal(keys[3], (2, T, 4, 32))
+  bias = jax.random.normal(keys[4], (2, 4, T, T)) if with_bias else None
+  return q, k, v, bias, dout
+
+
+def _check(mask, dense, *, cap=CAP, with_bias=False):
+  q, k, v, bias, dout = _inputs(with_bias)
+  if cap is not None:
+    assert float(jnp.max(jnp.abs(reference.logits(q, k)))) >= 5 * cap
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  f = lambda q, k, v, bias: op(
+      q,
+      k,
+      v,
+      bias=bias,
+      mask=mask,
+      logits_soft_cap=cap,
+      precision=jax.lax.Precision.HIGHEST,
+  )
+  ref = lambda q, k, v, bias: reference.attention(
+      q, k, v, bias, mask=dense, logits_soft_cap=cap
+  )
+  # Rows that attend to no key (with a negative offset) have zero output and
+  # add no gradient (the reference averages `v` there): compare the others,
+  # with their cotangents zeroed.
+  attends = jnp.any(dense, axis=-1)[None, :, None, None]
+  dout = jnp.where(attends, dout, 0.0)
+  out, f_vjp = jax.vjp(f, q, k, v, bias)
+  ref_out, ref_vjp = jax.vjp(ref, q, k, v, bias)
+  actual, expected = (out, *f_vjp(dout)), (ref_out, *ref_vjp(dout))
+  chex.assert_tree_all_finite(actual)
+  # `atol` in units of the case's largest reference value: with a window of
+  # one key, `dq` and `dk` are 0 (one weight of 1 has no gradient).
+  scale = max(float(jnp.max(jnp.abs(e))) for e in expected if e is not None)
+  for i, (a, e) in enumerate(zip(actual, expected)):
+    if e is None:
+      continue
+    if i in (0, 1):  # out, dq
+      assert not jnp.any(jnp.where(attends, 0.0, a))
+      a, e = (jnp.where(attends, x, 0.0) for x in (a, e))
+    test_utils.assert_trees_all_close(
+        a, e, atol=F32_ATOL * scale, rtol=F32_RTOL
+    )
+
+
+@pytest.mark.parametrize(
+    "mask, dense", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_matches_reference(mask, dense):
+  _check(mask, dense)
+
+
+def test_window_with_bias_gives_every_dbias_block():
+  _check(base.CausalMask(window_size=31), _window(31), with_bias=True)
+
+
+@pytest.mark.parametrize("case", ["window-31", "docs-causal"])
+def test_uncapped(case):
+  ((mask, dense),) = [c[1:] for c in CASES if c[0] == case]
+  _check(mask, dense, cap=None)
+
+
+def test_local_window_size_through_dot_product_attention():
+  """`tokamax.dot_product_attention(local_window_size=(20, 10))`."""
+  q, k, v, _, dout = _inputs(False)
+  f = lambda q, k, v: tokamax.dot_product_attention(
+      q,
+      k,
+      v,
+      local_window_size=(20, 10),
+      logits_soft_cap=CAP,
+      precision=jax.lax.Precision.HIGHEST,
+      implementation="triton",
+  )
+  ref = lambda q, k, v: reference.attention(
+      q, k, v, mask=_window(31, offset=10), logits_soft_cap=CAP
+  )
+  out, f_vjp = jax.vjp(f, q, k, v)
+  ref_out, ref_vjp = jax.vjp(ref, q, k, v)
+  for a, e in zip((out, *f_vjp(dout)), (ref_out, *ref_vjp(dout))):
+    atol = F32_ATOL * float(jnp.max(jnp.abs(e)))
+    test_utils.assert_trees_all_close(a, e, atol=atol, rtol=F32_RTOL)
