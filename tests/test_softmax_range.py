@@ -78,6 +78,8 @@ def test_range_sweep(dtype, cap, softmax, variant):
       use_stable_softmax=SOFTMAX[softmax]
   )
   kwargs = dict(logits_soft_cap=cap, is_causal=variant == "causal")
+  if dtype == jnp.float32:  # Not TF32 on a GPU.
+    kwargs["precision"] = jax.lax.Precision.HIGHEST
   args = (q, k, v) if bias is None else (q, k, v, bias)
   f = lambda q, k, v, bias=None: op(q, k, v, bias=bias, **kwargs)
   if softmax == "unstable" and not _fits_unstable(cap, dtype):
