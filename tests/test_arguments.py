@@ -66,13 +66,6 @@ CASES = [
     ),
     ("rank", (_ones((T, 64)),) * 3, {}, ValueError, ("`q`", "[128, 64]")),
     (
-        "mixed_dtypes",
-        _qkv(dtypes=(jnp.float32, jnp.bfloat16, jnp.float32)),
-        {},
-        ValueError,
-        ("`q`, `k` and `v`", "bfloat16"),
-    ),
-    (
         "integer_q",
         _qkv(dtypes=(jnp.int32,) * 3),
         {},
@@ -151,6 +144,13 @@ CASES = [
         ("`logits_dtype`", "float33"),
     ),
     ("precision", _qkv(), dict(precision="fast"), ValueError, ("`precision`",)),
+    (
+        "precision_triple",
+        _qkv(),
+        dict(precision=(jax.lax.Precision.HIGHEST,) * 3),
+        ValueError,
+        ("`precision`", "pair"),
+    ),
 ]
 # `dot_product_attention` takes no `logits_dtype` and only array masks.
 API_CASES = [
@@ -250,8 +250,11 @@ def test_vjp_rejects_malformed_residuals_and_cotangents(name):
 
 def test_well_formed_gqa_is_accepted():
   """The checks do not reject what the kernels support: GQA with a bias of
-  rank 2, a boolean mask of rank 3 and `k_start` ranges."""
-  q, k, v = _qkv(k_shape=(1, T, 2, 64))
+  rank 2, a boolean mask of rank 3, `k_start` ranges, and `q` of another
+  dtype than `k` and `v` (the forward casts it)."""
+  q, k, v = _qkv(
+      k_shape=(1, T, 2, 64), dtypes=(jnp.bfloat16, jnp.float32, jnp.float32)
+  )
   mask = base.Mask(
       jnp.ones((4, T, T), bool), k_start=jnp.zeros((T,), jnp.int32)
   )

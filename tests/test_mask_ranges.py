@@ -92,11 +92,13 @@ def _inputs(with_bias):
   return q, k, v, bias, dout
 
 
-def _check(mask, dense, *, cap=CAP, with_bias=False):
+def _check(mask, dense, *, cap=CAP, with_bias=False, op=None):
+  """Compares `op` (by default ours) with the reference for `dense`, whose
+  shape is `[T, t]` or `[B, H, T, t]`."""
   q, k, v, bias, dout = _inputs(with_bias)
   if cap is not None:
     assert float(jnp.max(jnp.abs(reference.logits(q, k)))) >= 5 * cap
-  op = tokamax_softcap.PallasTritonFlashAttention()
+  op = op or tokamax_softcap.PallasTritonFlashAttention()
   f = lambda q, k, v, bias: op(
       q,
       k,
@@ -112,7 +114,9 @@ def _check(mask, dense, *, cap=CAP, with_bias=False):
   # Rows that attend to no key (with a negative offset) have zero output and
   # add no gradient (the reference averages `v` there): compare the others,
   # with their cotangents zeroed.
-  attends = jnp.any(dense, axis=-1)[None, :, None, None]
+  attends = jnp.moveaxis(
+      jnp.broadcast_to(jnp.any(dense, axis=-1), (2, 4, T)), 1, 2
+  )[..., None]
   dout = jnp.where(attends, dout, 0.0)
   out, f_vjp = jax.vjp(f, q, k, v, bias)
   ref_out, ref_vjp = jax.vjp(ref, q, k, v, bias)
@@ -137,6 +141,36 @@ def _check(mask, dense, *, cap=CAP, with_bias=False):
 )
 def test_matches_reference(mask, dense):
   _check(mask, dense)
+
+
+def test_window_with_untileable_vjp_config():
+  """Blocks the causal loops cannot tile (`block_n1 < block_m1`): the window
+  runs as key ranges only."""
+  config = tokamax_softcap.VjpConfig(
+      block_m1=64,
+      block_n1=32,
+      block_m2=32,
+      block_n2=64,
+      num_warps=4,
+      num_stages=1,
+  )
+  vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(config=config)
+  _check(
+      base.CausalMask(window_size=31),
+      _window(31),
+      op=tokamax_softcap.PallasTritonFlashAttention(vjp=vjp),
+  )
+
+
+def test_random_ranges_per_head():
+  """`k_start` / `k_end` drawn per batch, head and row, some rows empty."""
+  keys = jax.random.split(jax.random.PRNGKey(7), 2)
+  k_start = jax.random.randint(keys[0], (2, 4, T), 0, T)
+  k_end = jnp.minimum(
+      k_start + jax.random.randint(keys[1], (2, 4, T), -20, 90), T
+  )
+  dense = (k_start[..., None] <= K) & (K < k_end[..., None])
+  _check(base.Mask(k_start=k_start, k_end=k_end), dense)
 
 
 def test_window_with_bias_gives_every_dbias_block():

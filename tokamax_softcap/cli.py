@@ -282,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
       "--masks",
       type=_csv(list(bench.MASKS)),
       default=["causal", "full"],
-      help=f"comma-separated, of: {', '.join(bench.MASKS)} (default: causal,full)",
+      help=f"comma-separated, of: {', '.join(bench.MASKS)}"
+      " (default: causal,full)",
   )
   b.add_argument(
       "--impls",

@@ -49,8 +49,8 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
   """tokamax's Pallas-Triton FlashAttention, differentiable with a soft cap.
 
   A drop-in subclass of tokamax's op of the same name: same constructor,
-  fields, `Config`, heuristics and autotuning search space, and the same
-  forward kernel. What differs:
+  fields, `Config` and autotuning search space; the forward kernel is
+  tokamax's with the series in `patches/` applied. What differs:
 
   - the default `vjp` is `tokamax_softcap.PallasTritonFlashAttentionVjp`
     (built with this op's `bypass_device_check`), which supports
@@ -61,7 +61,15 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
     `logits_soft_cap` selects (upstream averages `v` with the stable one);
   - with a 16-bit `logits_dtype` the cap is taken in f32 and cast back
     (upstream divides in 16 bits, which Triton cannot compile);
-  - `logits_soft_cap` is validated.
+  - the softmax without a running maximum only where its weights fit the
+    dtype of `v` (upstream overflowed f16);
+  - `logits_scale` multiplies the f32 logits (upstream rounded `q * scale`
+    in the input dtype);
+  - a windowed or offset causal mask runs as key ranges, whose fully masked
+    blocks are skipped (upstream used a dense mask);
+  - tuned heuristics for 16-bit head_dim 256 on Hopper;
+  - `logits_soft_cap` and the shapes and dtypes of the arguments are
+    validated.
 
   Call it as tokamax's op: `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v`
   `[*B, t, h, d]` (f32, bf16 or f16; `H` a multiple of `h`), optional `bias`
@@ -71,7 +79,10 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
 
   Raises:
     ValueError: if `logits_soft_cap` is not `None` or a finite, positive real
-      scalar.
+      scalar; if an argument's shape does not fit the others (see
+      `check_arguments` of the patched `pallas_triton_vjp`); if
+      `use_stable_softmax=False` with a cap the weights cannot hold.
+    TypeError: if an argument has the wrong kind of dtype.
     NotImplementedError: if `dropout_mask` or a quantized (qwix `QArray`)
       `q`, `k` or `v` is given while residuals are requested (which is how
       tokamax differentiates an op) and the VJP is the Pallas-Triton one, which

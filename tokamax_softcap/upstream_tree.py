@@ -138,7 +138,7 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # class, soft capping (8 cases, 2 of them f16 weights in range), skipped
 # query blocks (3), `use_base2` (2), sequence lengths that are not a multiple
 # of the block (7), fully masked rows (7), head_dim 128 in bf16 and 256 in
-# f32 (2), causal block configs (2), a forced softmax out of range (1), the
+# f32 (2), causal block configs (2), a forced softmax out of range (2), the
 # logits scale in f32 (1), windows and documents as key ranges (4), bf16 at
 # head_dim 256 (1); in its forward class, `split_k` with `use_base2`
 # (1) and with fully masked rows (2), soft capping with 16-bit
@@ -152,7 +152,7 @@ SERIES_TESTS = (
     " or split_k_use_base2 or split_k_fully_masked_rows"
     " or tanh_clipping_logits_dtype or malformed"
 )
-NUM_SERIES_TESTS = 46
+NUM_SERIES_TESTS = 47
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
