@@ -8,6 +8,7 @@ is expected to work: only `dropout_mask` is still expected to fail.
 import jax.numpy as jnp
 from tokamax._src.ops.attention import test_base
 import tokamax_softcap
+from tokamax_softcap import interpret
 
 
 class PallasTritonFlashAttentionWithSoftCapVjpTest(test_base.AttentionTestBase):
@@ -30,3 +31,14 @@ class PallasTritonFlashAttentionWithSoftCapVjpTest(test_base.AttentionTestBase):
 
   def test_normalize_output(self):
     self.skipTest("`normalize_output=False` not supported.")
+
+  def _test_small_sequences(self, seq_q, seq_kv):
+    if not interpret.is_needed():
+      return super()._test_small_sequences(seq_q, seq_kv)
+    # In the Pallas interpreter on this project's CPU machine (XLA:CPU, 2
+    # cores, 2026-11-30), `(seq_q, seq_kv) = (256, 8)` gives a dv error of
+    # 2.67e-5 against upstream's `atol_grads=2e-5`, with or without this
+    # package's patches (uniform(1, 2) inputs: logits ~18, peaked rows); it
+    # passes at 2e-5 on the H200. 3e-5 is that measurement rounded up.
+    with test_base.override_test_args(atol_grads=3e-5):
+      return super()._test_small_sequences(seq_q, seq_kv)
