@@ -30,8 +30,8 @@ def tree(tmp_path_factory):
 @pytest.fixture(scope="module")
 def patched_upstream(tree):
   """tokamax's ops, from the `git am` result (not from this package)."""
-  fwd = upstream_tree.load(tree, "pallas_triton")
-  vjp = upstream_tree.load(tree, "pallas_triton_vjp")
+  modules = upstream_tree.load(tree)
+  fwd, vjp = modules["pallas_triton"], modules["pallas_triton_vjp"]
   # Their classes are not ours or tokamax's, which `interpret` enables on the
   # CPU: bypass the device check explicitly.
   vjp_op = vjp.PallasTritonFlashAttentionVjp(bypass_device_check=True)

@@ -139,16 +139,8 @@ def load_source(name: str, source: str, filename: str) -> types.ModuleType:
   return module
 
 
-def _load(module_name: str) -> types.ModuleType:
-  return load_source(
-      f"{__name__}.{module_name}",
-      patched_source(module_name),
-      f"<{upstream_path(module_name)} + {SERIES_DIR.name}/>",
-  )
-
-
 @contextlib.contextmanager
-def imported_as_upstream(module: types.ModuleType, module_name: str):
+def _imported_as_upstream(module: types.ModuleType, module_name: str):
   """Within this context, importing tokamax's `module_name` gives `module`."""
   package = importlib.import_module(_UPSTREAM_PACKAGE)
   full_name = f"{_UPSTREAM_PACKAGE}.{module_name}"
@@ -163,12 +155,40 @@ def imported_as_upstream(module: types.ModuleType, module_name: str):
 
 
 # The modules the series changes (tokamax's `pallas_triton_test.py` too, which
-# is not loaded). The patched `pallas_triton` imports the patched
-# `pallas_triton_vjp`, as in tokamax's tree with the series applied.
+# is not loaded).
 MODULES = ("pallas_triton", "pallas_triton_vjp")
-pallas_triton_vjp = _load("pallas_triton_vjp")
-with imported_as_upstream(pallas_triton_vjp, "pallas_triton_vjp"):
-  pallas_triton = _load("pallas_triton")
+
+
+def load_modules(
+    prefix: str, source: Callable[[str], tuple[str, str]]
+) -> dict[str, types.ModuleType]:
+  """Executes the modules of `MODULES` as `<prefix>.<module_name>`.
+
+  `pallas_triton_vjp` is loaded first, and `pallas_triton`'s import of tokamax's
+  `pallas_triton_vjp` gives it, as in tokamax's tree with the series applied.
+
+  Args:
+    prefix: The package the modules are named under.
+    source: Returns `(source, filename)` for a module name of `MODULES`.
+
+  Returns:
+    The modules, by name.
+  """
+  vjp = load_source(f"{prefix}.pallas_triton_vjp", *source("pallas_triton_vjp"))
+  with _imported_as_upstream(vjp, "pallas_triton_vjp"):
+    fwd = load_source(f"{prefix}.pallas_triton", *source("pallas_triton"))
+  return {"pallas_triton": fwd, "pallas_triton_vjp": vjp}
+
+
+_MODULES = load_modules(
+    __name__,
+    lambda name: (
+        patched_source(name),
+        f"<{upstream_path(name)} + {SERIES_DIR.name}/>",
+    ),
+)
+pallas_triton = _MODULES["pallas_triton"]
+pallas_triton_vjp = _MODULES["pallas_triton_vjp"]
 
 
 def _convert(config: Any, config_cls: type[Any]) -> Any:

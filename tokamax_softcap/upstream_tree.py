@@ -113,24 +113,25 @@ def export(tree: pathlib.Path | str) -> list[pathlib.Path]:
   return patched.series()
 
 
-def load(tree: pathlib.Path | str, module_name: str) -> types.ModuleType:
-  """Imports a module of the tree, e.g. to compare it with this package.
+def load(tree: pathlib.Path | str) -> dict[str, types.ModuleType]:
+  """Imports the tree's `patched.MODULES`, e.g. to compare them with ours.
 
-  The module is named `tokamax_softcap.upstream_tree.<module_name>`; its own
-  imports of tokamax resolve to the installed tokamax, except that
-  `pallas_triton` imports the tree's `pallas_triton_vjp` (as `patched` does).
+  They are named `tokamax_softcap.upstream_tree.<module_name>` and loaded as
+  `patched` loads its own (`patched.load_modules`); their other imports of
+  tokamax resolve to the installed tokamax.
 
   Args:
     tree: A tree made by `build`.
-    module_name: A module of `tokamax._src.ops.attention`.
+
+  Returns:
+    The modules, by name.
   """
-  path = pathlib.Path(tree) / patched.upstream_path(module_name)
-  name = f"{__name__}.{module_name}"
-  if module_name != "pallas_triton":
-    return patched.load_source(name, path.read_text(), str(path))
-  vjp = load(tree, "pallas_triton_vjp")
-  with patched.imported_as_upstream(vjp, "pallas_triton_vjp"):
-    return patched.load_source(name, path.read_text(), str(path))
+
+  def source(module_name):
+    path = pathlib.Path(tree) / patched.upstream_path(module_name)
+    return path.read_text(), str(path)
+
+  return patched.load_modules(__name__, source)
 
 
 UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
