@@ -22,9 +22,13 @@ cap. Ratios are taken within one run.
 """
 
 from collections.abc import Callable, Iterator, Sequence
+import csv
 import dataclasses
 import functools
+import json
 import math
+import pathlib
+import sys
 import time
 from typing import Any
 
@@ -35,6 +39,7 @@ from tokamax._src import benchmarking
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
 import tokamax_softcap
+import tqdm
 
 TOKENS_PER_CALL = 16384
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384, 32768)
@@ -56,6 +61,8 @@ CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # documents of equal length packed into each sequence (`k_start`).
 MASKS = ("causal", "full", "window-1024", "window-4096", "docs-4")
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
+# Fewer rounds leave the median at the mercy of a few slow ones.
+MIN_REPS = 20
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -140,6 +147,12 @@ def sweep(
       for h in heads
       for m in masks
   ]
+
+
+def dry_run_shapes() -> list[Shape]:
+  """Returns tiny shapes that exercise every code path, e.g. on a CPU."""
+  shapes = sweep((128,), (32,), ("gqa",), ("causal", "docs-4"))
+  return [dataclasses.replace(s, batch=1) for s in shapes]
 
 
 def _implementation(
@@ -348,3 +361,69 @@ def plot(results: Sequence[Result], path: str):
     top.legend(fontsize=7)
   fig.tight_layout()
   fig.savefig(path, dpi=100)
+
+
+def write_report(
+    out: pathlib.Path, environment: dict[str, str], results: Sequence[Result]
+) -> list[pathlib.Path]:
+  """Writes `bench.{json,csv,md,png}` into `out` (created); returns them."""
+  out.mkdir(parents=True, exist_ok=True)
+  rows = [dataclasses.asdict(r) for r in results]
+  paths = [out / f"bench.{ext}" for ext in ("json", "csv", "md", "png")]
+  paths[0].write_text(
+      json.dumps(dict(environment=environment, results=rows), indent=1) + "\n"
+  )
+  with open(paths[1], "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+  header = ", ".join(f"{k} {v}" for k, v in environment.items())
+  paths[2].write_text(f"{header}\n\n{table(results)}\n")
+  plot(results, str(paths[3]))
+  return paths
+
+
+def main(
+    shapes: Sequence[Shape],
+    implementations: Sequence[str],
+    *,
+    reps: int,
+    input_sets: int,
+    out: pathlib.Path,
+    environment: dict[str, str],
+) -> int:
+  """Runs `bench`: progress to stderr, the table to stdout, files to `out`.
+
+  Args:
+    shapes: The sweep.
+    implementations: Of `IMPLEMENTATIONS`; those not `supported` on this
+      device are skipped, with a message.
+    reps: Timed rounds.
+    input_sets: Input sets, one call each a round.
+    out: Directory for `write_report`.
+    environment: The environment to report.
+
+  Returns:
+    The exit code: 0, or 2 if nothing ran.
+  """
+  impls = [n for n in implementations if supported(n)]
+  if skipped := [n for n in implementations if n not in impls]:
+    print(f"bench: not supported here, skipped: {skipped}", file=sys.stderr)
+  print(
+      f"bench: {len(shapes)} shapes x {impls} on {environment['device']}",
+      file=sys.stderr,
+  )
+  results = []
+  progress = tqdm.tqdm(total=len(shapes) * len(impls), file=sys.stderr)
+  for result in run(shapes, impls, reps=reps, input_sets=input_sets):
+    progress.set_description(f"{result.shape} {result.implementation}")
+    progress.update()
+    results.append(result)
+  progress.close()
+  if not results:
+    print("bench: nothing to run.", file=sys.stderr)
+    return 2
+  paths = write_report(out, environment, results)
+  print(paths[2].read_text())
+  print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
+  return 0

@@ -1,30 +1,38 @@
-"""Command line: `python -m tokamax_softcap {verify,patch}` (or `tokamax-softcap`).
+"""`python -m tokamax_softcap {verify,bench,patch}` (or `tokamax-softcap`).
 
-verify: gradient errors of the soft-capped kernels vs an fp32 reference.
-bench: time and memory vs the other attention implementations (GPU).
-patch: build, export or check the upstream patch series (`patches/`).
+  verify  gradient errors of the soft-capped kernels vs an fp32 reference
+  bench   time and memory vs tokamax's other attention implementations (GPU)
+  patch   the kernels' source: the upstream patch series (`patches/`)
+
+Without a GPU, `verify` and the tests run the kernels in the Pallas
+interpreter at reduced sizes; GPU use: README, "On a GPU".
 """
 
 import argparse
 import contextlib
-import csv
-import dataclasses
 import datetime
-import json
 import pathlib
 import platform
 import sys
-import tempfile
 
 from absl import logging as absl_logging
 import jax
 import tokamax
-import tqdm
 import tokamax_softcap
 from tokamax_softcap import bench
 from tokamax_softcap import interpret
+from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+  """Keeps descriptions' line breaks; shows defaults other than None/False."""
+
+  def _get_help_string(self, action):
+    if action.default in (None, False, argparse.SUPPRESS):
+      return action.help
+    return f"{action.help} (default: %(default)s)"
 
 
 def _environment() -> dict[str, str]:
@@ -40,6 +48,8 @@ def _environment() -> dict[str, str]:
 
 
 def _csv(choices):
+  """Returns an argparse type: comma-separated items of `choices`."""
+
   def parse(value):
     items = value.split(",")
     if unknown := [i for i in items if i not in choices]:
@@ -51,74 +61,30 @@ def _csv(choices):
   return parse
 
 
+def _ints(value: str) -> list[int]:
+  try:
+    return [int(x) for x in value.split(",")]
+  except ValueError as e:
+    raise argparse.ArgumentTypeError(f"not comma-separated integers: {e}")
+
+
 def _verify(args: argparse.Namespace) -> int:
-  """Runs `verify`; returns the exit code (1 if any row failed)."""
-  env = _environment()
+  """Runs `verify`; returns the exit code (1 if any row failed, 2 if none)."""
   interpreted = interpret.is_needed()
-  size = (
-      args.size if args.size != "auto" else ("cpu" if interpreted else "full")
-  )
-  configs = []
-  for name in args.config:
-    config = verify.CONFIGS[name]
-    if size == "cpu":
-      config = verify.cpu_sized(config)
-    overrides = dict(
-        batch=args.batch,
-        seq_len=args.seq_len,
-        num_heads=args.heads,
-        num_kv_heads=args.kv_heads,
-        head_dim=args.head_dim,
-        logits_soft_cap=args.cap,
-        window=args.window,
+  size = args.size if args.size != "auto" else "cpu" if interpreted else "full"
+  overrides = dict(batch=args.batch, seq_len=args.seq_len, window=args.window)
+  overrides.update(num_heads=args.heads, num_kv_heads=args.kv_heads)
+  overrides.update(head_dim=args.head_dim, logits_soft_cap=args.cap)
+  configs = verify.configs(args.config, size, **overrides)
+  with interpret.interpret() if interpreted else contextlib.nullcontext():
+    return verify.main(
+        configs,
+        args.variants,
+        args.dtype,
+        args.logit_std,
+        json_path=args.json,
+        environment=_environment(),
     )
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    configs.append(dataclasses.replace(config, **overrides))
-
-  runs = list(verify.runs(configs, args.variants, args.dtype))
-  if not runs:
-    print(
-        "verify: nothing to run: `window` needs `--window` < `--seq-len`,"
-        f" `sharded` 2+ devices that can split the batch or kv heads (have"
-        f" {jax.device_count()}).",
-        file=sys.stderr,
-    )
-    return 2
-  print(
-      f"verify: {len(runs)} runs on {env['device']}"
-      + (" (Pallas interpret mode, CPU sizes)" if interpreted else ""),
-      file=sys.stderr,
-  )
-  rows = []
-  context = interpret.interpret() if interpreted else contextlib.nullcontext()
-  with context:
-    progress = tqdm.tqdm(runs, file=sys.stderr, unit="run")
-    for config, variant, dtype in progress:
-      progress.set_description(f"{config.name} {variant} {dtype}")
-      rows.append(verify.verify_one(config, variant, dtype, args.logit_std))
-      progress.write(verify.table_row(rows[-1]), file=sys.stderr)
-
-  if args.json:
-    report = dict(environment=env, rows=[dataclasses.asdict(r) for r in rows])
-    with (
-        open(args.json, "w")
-        if args.json != "-"
-        else contextlib.nullcontext(sys.stdout) as f
-    ):
-      json.dump(report, f, indent=1)
-      f.write("\n")
-  if args.json != "-":
-    print(", ".join(f"{k} {v}" for k, v in env.items()))
-    print(verify.table(rows))
-    bounds = ", ".join(
-        f"{dtype}: " + " ".join(f"{k} {v:g}" for k, v in b.items())
-        for dtype, b in verify.BOUNDS.items()
-    )
-    print(f"Bounds on max|x - ref| / max|ref|: {bounds}.")
-    print("Every row also needs max pre-cap |u| >= 3x the cap.")
-  failed = sum(not r.passed for r in rows)
-  print(f"{len(rows) - failed} passed, {failed} failed", file=sys.stderr)
-  return 1 if failed else 0
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -132,119 +98,50 @@ def _bench(args: argparse.Namespace) -> int:
     )
     return 2
   if args.dry_run:
-    shapes = bench.sweep((128,), (32,), ("gqa",), ("causal", "docs-4"))
-    shapes = [dataclasses.replace(s, batch=1) for s in shapes]
-    impls = [n for n in args.impls if n != "mosaic"]
-    reps = 2
-  else:
-    if args.reps < 20:
-      print("bench: --reps must be at least 20.", file=sys.stderr)
-      return 2
-    shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.masks)
-    impls, reps = args.impls, args.reps
-  impls = [n for n in impls if bench.supported(n)]
-  env = _environment()
-  print(
-      f"bench: {len(shapes)} shapes x {impls} on {env['device']}",
-      file=sys.stderr,
-  )
-  context = interpret.interpret() if interpreted else contextlib.nullcontext()
-  results = []
-  with context:
-    progress = tqdm.tqdm(total=len(shapes) * len(impls), file=sys.stderr)
-    for result in bench.run(
-        shapes, impls, reps=reps, input_sets=args.input_sets
-    ):
-      progress.set_description(f"{result.shape} {result.implementation}")
-      progress.update()
-      results.append(result)
-    progress.close()
-
-  if not results:
-    print("bench: nothing to run.", file=sys.stderr)
+    shapes, reps = bench.dry_run_shapes(), 2
+  elif args.reps < bench.MIN_REPS:
+    print(f"bench: --reps must be at least {bench.MIN_REPS}.", file=sys.stderr)
     return 2
-  out = pathlib.Path(args.out)
-  out.mkdir(parents=True, exist_ok=True)
-  rows = [dataclasses.asdict(r) for r in results]
-  (out / "bench.json").write_text(
-      json.dumps(dict(environment=env, results=rows), indent=1) + "\n"
-  )
-  with open(out / "bench.csv", "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-  text = ", ".join(f"{k} {v}" for k, v in env.items()) + "\n\n"
-  text += bench.table(results) + "\n"
-  (out / "bench.md").write_text(text)
-  bench.plot(results, str(out / "bench.png"))
-  print(text)
-  print(f"wrote {out}/bench.{{json,csv,md,png}}", file=sys.stderr)
-  return 0
-
-
-def _patch(args: argparse.Namespace) -> int:
-  """Runs `patch`; returns the exit code."""
-  if args.action == "tree":
-    tree = upstream_tree.build(args.dir)
-    print(f"{tree}: the tokamax wheel's files (tag {upstream_tree.BASE_TAG}),")
-    print("with the series applied by `git am`. Edit and commit there, then")
-    print(f"`python -m tokamax_softcap patch export {tree}`.")
-    return 0
-  if args.action == "export":
-    for path in upstream_tree.export(args.dir):
-      print(path)
-    return 0
-  print("\n".join(upstream_tree.check()))
-  with tempfile.TemporaryDirectory() as tmp:
-    tree = upstream_tree.build(pathlib.Path(tmp) / "tokamax")
-    print(
-        f"upstream's own tests of the series (-k '{upstream_tree.SERIES_TESTS}'):"
+  else:
+    shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.masks)
+    reps = args.reps
+  with interpret.interpret() if interpreted else contextlib.nullcontext():
+    return bench.main(
+        shapes,
+        args.impls,
+        reps=reps,
+        input_sets=args.input_sets,
+        out=pathlib.Path(args.out),
+        environment=_environment(),
     )
-    result = upstream_tree.run_upstream_test(
-        tree, "-q", "-k", upstream_tree.SERIES_TESTS, *args.pytest_args
-    )
-  print(result.stdout[-2000:] + result.stderr[-2000:])
-  return result.returncode
 
 
 def _parser() -> argparse.ArgumentParser:
-  parser = argparse.ArgumentParser(prog="tokamax-softcap", description=__doc__)
+  parser = argparse.ArgumentParser(
+      prog="tokamax-softcap", description=__doc__, formatter_class=_Formatter
+  )
   commands = parser.add_subparsers(dest="command", required=True)
+  add = lambda name, module, help_: commands.add_parser(
+      name, help=help_, description=module.__doc__, formatter_class=_Formatter
+  )
+  csv_of = lambda xs: dict(type=_csv(list(xs)), default=",".join(xs))
 
-  v = commands.add_parser(
+  v = add(
       "verify",
-      help="gradient errors vs an fp32 reference (exit 1 on failure)",
-      description=verify.__doc__,
-      formatter_class=argparse.RawDescriptionHelpFormatter,
+      verify,
+      "gradient errors vs an fp32 reference (exit 1 on failure)",
   )
-  v.add_argument(
-      "--config",
-      type=_csv(list(verify.CONFIGS)),
-      default=list(verify.CONFIGS),
-      help="comma-separated configurations (default: all)",
-  )
-  v.add_argument(
-      "--variants",
-      type=_csv(verify.VARIANTS),
-      default=list(verify.VARIANTS),
-      help=(
-          "comma-separated mask variants (default: all; `sharded` runs with"
-          " 2+ devices only)"
-      ),
-  )
-  v.add_argument(
-      "--dtype",
-      type=_csv(list(verify.BOUNDS)),
-      default=list(verify.BOUNDS),
-      help="comma-separated input dtypes (default: bfloat16,float32)",
-  )
+  v.set_defaults(run=_verify)
+  v.add_argument("--config", **csv_of(verify.CONFIGS), help="configurations")
+  v.add_argument("--variants", **csv_of(verify.VARIANTS), help="mask variants")
+  v.add_argument("--dtype", **csv_of(verify.DTYPES), help="input dtypes")
   v.add_argument(
       "--size",
       choices=("auto", "full", "cpu"),
       default="auto",
-      help="full size, or reduced for the CPU interpreter (auto: by device)",
+      help="full, or reduced for the CPU interpreter (auto: by device)",
   )
-  for flag, help_ in (
+  for flag, what in (
       ("--batch", "batch size"),
       ("--seq-len", "sequence length"),
       ("--heads", "query heads"),
@@ -252,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
       ("--head-dim", "head dim"),
       ("--window", "sliding window of the window variant"),
   ):
-    v.add_argument(flag, type=int, help=f"override the {help_}")
+    v.add_argument(flag, type=int, help=f"override the {what}")
   v.add_argument("--cap", type=float, help="override logits_soft_cap")
   v.add_argument(
       "--logit-std",
@@ -262,71 +159,92 @@ def _parser() -> argparse.ArgumentParser:
   v.add_argument(
       "--json",
       metavar="FILE",
-      help="also write the results as JSON ('-': stdout)",
+      help="also write the results as"
+      " JSON ('-': to stdout, instead of the table)",
   )
-  v.set_defaults(run=_verify)
 
-  b = commands.add_parser(
-      "bench",
-      help="time and memory vs the other implementations (GPU)",
-      description=bench.__doc__,
-      formatter_class=argparse.RawDescriptionHelpFormatter,
-  )
-  ints = lambda v: [int(x) for x in v.split(",")]
-  b.add_argument("--seq-lens", type=ints, default=list(bench.SEQ_LENS))
-  b.add_argument("--head-dims", type=ints, default=list(bench.HEAD_DIMS))
+  b = add("bench", bench, "time and memory vs the other implementations (GPU)")
+  b.set_defaults(run=_bench)
   b.add_argument(
-      "--heads", type=_csv(list(bench.HEADS)), default=list(bench.HEADS)
+      "--seq-lens",
+      type=_ints,
+      default=",".join(map(str, bench.SEQ_LENS)),
+      help="sequence lengths T (batch: max(1,"
+      f" {bench.TOKENS_PER_CALL} // T))",
+  )
+  b.add_argument(
+      "--head-dims",
+      type=_ints,
+      default=",".join(map(str, bench.HEAD_DIMS)),
+      help="head dims D",
+  )
+  layouts = ", ".join(f"{k} {q}/{kv}" for k, (q, kv) in bench.HEADS.items())
+  b.add_argument(
+      "--heads",
+      **csv_of(bench.HEADS),
+      help=f"query/kv head layouts ({layouts})",
   )
   b.add_argument(
       "--masks",
-      type=_csv(list(bench.MASKS)),
-      default=["causal", "full"],
-      help=f"comma-separated, of: {', '.join(bench.MASKS)}"
-      " (default: causal,full)",
+      type=_csv(bench.MASKS),
+      default="causal,full",
+      help=f"masks, of {','.join(bench.MASKS)}",
   )
   b.add_argument(
       "--impls",
-      type=_csv(list(bench.IMPLEMENTATIONS)),
-      default=list(bench.IMPLEMENTATIONS),
+      **csv_of(bench.IMPLEMENTATIONS),
+      help="implementations (those the device lacks are skipped,"
+      " with a message)",
   )
-  b.add_argument("--reps", type=int, default=20, help="timed rounds (>= 20)")
+  b.add_argument(
+      "--reps", type=int, default=20, help=f"timed rounds (>= {bench.MIN_REPS})"
+  )
   b.add_argument(
       "--input-sets",
       type=int,
       default=4,
       help="input sets, one call each a round",
   )
-  b.add_argument("--out", default="bench", help="output directory")
+  b.add_argument(
+      "--out",
+      default="bench",
+      help="output directory, for bench.{json,csv,md,png}",
+  )
   b.add_argument(
       "--dry-run",
       action="store_true",
-      help="tiny sizes, 2 rounds (runs on a CPU; numbers meaningless)",
+      help="tiny sizes, 2 rounds,"
+      " every implementation the device has (on a CPU: in the"
+      " Pallas interpreter); numbers meaningless",
   )
-  b.set_defaults(run=_bench)
 
-  p = commands.add_parser(
+  p = add(
       "patch",
-      help="build, export or check the upstream patch series",
-      description=upstream_tree.__doc__,
-      formatter_class=argparse.RawDescriptionHelpFormatter,
+      upstream_tree,
+      "the kernels' source: build, export, check or show the series",
+  )
+  p.set_defaults(
+      run=lambda a: upstream_tree.main(
+          a.action, getattr(a, "argument", None), getattr(a, "pytest_args", ())
+      )
   )
   actions = p.add_subparsers(dest="action", required=True)
-  c = actions.add_parser(
+  actions.add_parser(
       "check",
-      help="git am the series onto the wheel's files in a temporary tree,"
+      help="git am the series in a temporary tree,"
       " compare with the package, run upstream's tests of it",
-  )
-  c.add_argument(
+  ).add_argument(
       "pytest_args", nargs="*", help="more pytest arguments (after --)"
   )
   actions.add_parser(
       "tree", help="build a tree with the series applied, to edit"
-  ).add_argument("dir", type=pathlib.Path, help="directory to create")
+  ).add_argument("argument", metavar="DIR", type=pathlib.Path)
   actions.add_parser(
       "export", help="format-patch a tree's commits into the series"
-  ).add_argument("dir", type=pathlib.Path, help="a tree made by `patch tree`")
-  p.set_defaults(run=_patch)
+  ).add_argument("argument", metavar="DIR", type=pathlib.Path)
+  actions.add_parser(
+      "show", help="print the patched source of a module, as it runs"
+  ).add_argument("argument", metavar="MODULE", choices=patched.MODULES)
   return parser
 
 

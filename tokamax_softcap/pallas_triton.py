@@ -1,4 +1,10 @@
-"""Pallas-Triton FlashAttention whose default VJP supports `logits_soft_cap`."""
+"""Pallas-Triton FlashAttention whose default VJP supports `logits_soft_cap`.
+
+The kernels that run are tokamax's own source with this package's patch
+series (`patches/`) applied, executed by `tokamax_softcap.patched`;
+`python -m tokamax_softcap patch show MODULE` prints that source, and `patch
+tree` / `patch export` edit it (CONTRIBUTING.md).
+"""
 
 import dataclasses
 import functools

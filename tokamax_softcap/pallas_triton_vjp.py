@@ -1,4 +1,10 @@
-"""Pallas-Triton FlashAttention VJP with `logits_soft_cap` support."""
+"""Pallas-Triton FlashAttention VJP with `logits_soft_cap` support.
+
+The kernels that run are tokamax's own source with this package's patch
+series (`patches/`) applied, executed by `tokamax_softcap.patched`;
+`python -m tokamax_softcap patch show MODULE` prints that source, and `patch
+tree` / `patch export` edit it (CONTRIBUTING.md).
+"""
 
 import dataclasses
 from typing import ClassVar
@@ -26,14 +32,14 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     `t = tanh(u / c)` before masking) and
     multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
     Without a cap the kernels trace exactly as upstream's.
-  - fixes: zero (not NaN) gradients for query blocks that the forward skips
-    because `q_start` / `q_end` mask them entirely; the dk/dv kernel's logits
-    computed as the forward's (scaling `q`, not `k`); the causal dk/dv loop
-    kept within the queries (upstream reads past them when `seq_len_q` is not
-    a multiple of `block_n1`); a default config that fits in shared memory
-    for wide heads (e.g. f32 with head_dim 256); zero gradients from rows
-    that attend to no key; a `ValueError` for causal configs whose blocks
-    the causal loops cannot tile (left out of the autotuning space).
+  - the series' fixes and speed-ups (README, "The patch series"): zero, not
+    NaN, gradients for query blocks that `q_start` / `q_end` skip and for
+    rows that attend to no key; the dk/dv logits computed as the forward's;
+    causal loops kept within the sequence; default configs that fit in
+    shared memory; a `ValueError` for causal configs whose blocks the causal
+    loops cannot tile; `logits_scale` applied to the f32 logits; the shapes
+    and dtypes of the arguments checked; loops bounded by windows and key
+    ranges; tuned head_dim 256 configs on Hopper.
 
   Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
   `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape

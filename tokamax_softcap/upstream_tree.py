@@ -1,18 +1,24 @@
 """A git tree of the installed tokamax with the patch series applied.
 
 The series (`patches/`) is the source of this package's kernels, and this is
-how it is edited and checked as the upstream pull request it is:
+how it is edited and checked as the upstream pull request it is
+(`python -m tokamax_softcap patch ACTION`, or the functions named):
 
-- `build(dir)`: a git repository holding the installed tokamax wheel's files
-  at their upstream paths (commit "tokamax <version>"), with the series
-  applied by `git am`, one commit per patch.
+- `tree DIR` (`build`): a git repository holding the installed tokamax
+  wheel's files at their upstream paths (commit "tokamax <version>"), with
+  the series applied by `git am`, one commit per patch.
 - edit, test and commit in that tree (amend, `git rebase -i`, new commits);
-- `export(dir)`: `git format-patch` the tree's commits back into `patches/`.
-- `check()`: builds a tree in a temporary directory and confirms that `git am`
-  applies the whole series and that the result is, file for file, the source
-  that `tokamax_softcap.patched` executes.
+- `export DIR` (`export`): `git format-patch` the tree's commits back into
+  `patches/`.
+- `check` (`check`, `run_upstream_test`): builds a tree in a temporary
+  directory, confirms that `git am` applies the whole series and that the
+  result is, file for file, the source that `tokamax_softcap.patched`
+  executes, and runs upstream's own tests of the series.
+- `show MODULE` (`patched.patched_source`): prints the patched source of a
+  module, as it runs.
 """
 
+from collections.abc import Sequence
 import importlib.metadata
 import os
 import pathlib
@@ -232,3 +238,27 @@ def check() -> list[str]:
         )
       report.append(f"{path}: identical to what tokamax_softcap.patched runs.")
   return report
+
+
+def main(action: str, argument=None, pytest_args: Sequence[str] = ()) -> int:
+  """Runs `patch ACTION` (see the module docstring); returns the exit code."""
+  if action == "tree":
+    tree = build(argument)
+    print(f"{tree}: the tokamax wheel's files (tag {BASE_TAG}), with the")
+    print("series applied by `git am`. Edit and commit there, then")
+    print(f"`python -m tokamax_softcap patch export {tree}`.")
+    return 0
+  if action == "export":
+    for path in export(argument):
+      print(path)
+    return 0
+  if action == "show":
+    print(patched.patched_source(argument), end="")
+    return 0
+  print("\n".join(check()))
+  with tempfile.TemporaryDirectory() as tmp:
+    tree = build(pathlib.Path(tmp) / "tokamax")
+    print(f"upstream's own tests of the series (-k '{SERIES_TESTS}'):")
+    result = run_upstream_test(tree, "-q", "-k", SERIES_TESTS, *pytest_args)
+  print(result.stdout[-2000:] + result.stderr[-2000:])
+  return result.returncode
