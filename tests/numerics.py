@@ -26,7 +26,7 @@ BF16_REGRESSION_BOUND = 3e-2
 
 
 def max_abs(tree) -> float:
-  """Returns the largest |x| over the arrays of `tree`."""
+  """Returns the largest |x| over the arrays of `tree` (at least one)."""
   return max(float(jnp.max(jnp.abs(x))) for x in jax.tree.leaves(tree))
 
 
@@ -38,6 +38,7 @@ def assert_close_f32(actual, expected, *, scale: float | None = None) -> None:
     expected: A tree of the same structure (the reference's).
     scale: The unit of `atol`; default each array's own max|ref|.
   """
+  chex.assert_trees_all_equal_structs(actual, expected)
   chex.assert_tree_all_finite(actual)
   for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
     unit = max_abs(e) if scale is None else scale
@@ -46,7 +47,7 @@ def assert_close_f32(actual, expected, *, scale: float | None = None) -> None:
 
 
 def max_logit(q, k, bias=None, logits_scale=None) -> float:
-  """Returns the largest pre-cap |u| of `q`, `k` (and `bias`), in f32."""
+  """Returns the largest pre-cap |u|, in f32 (`reference.logits`'s shapes)."""
   u = reference.logits(q, k, bias=bias, logits_scale=logits_scale)
   return float(jnp.max(jnp.abs(u)))
 

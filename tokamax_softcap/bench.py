@@ -366,7 +366,21 @@ def plot(results: Sequence[Result], path: str):
 def write_report(
     out: pathlib.Path, environment: dict[str, str], results: Sequence[Result]
 ) -> list[pathlib.Path]:
-  """Writes `bench.{json,csv,md,png}` into `out` (created); returns them."""
+  """Writes the results as `bench.{json,csv,md,png}` into `out`.
+
+  Args:
+    out: The directory (created if missing).
+    environment: Facts of the run (date, device, versions), names to values.
+    results: The results, as `run` yields them.
+
+  Returns:
+    The paths written: JSON, CSV, the markdown table, the plot.
+
+  Raises:
+    ValueError: if `results` is empty.
+  """
+  if not results:
+    raise ValueError("No results to write.")
   out.mkdir(parents=True, exist_ok=True)
   rows = [dataclasses.asdict(r) for r in results]
   paths = [out / f"bench.{ext}" for ext in ("json", "csv", "md", "png")]

@@ -71,11 +71,19 @@ def _ints(value: str) -> list[int]:
 def _verify(args: argparse.Namespace) -> int:
   """Runs `verify`; returns the exit code (1 if any row failed, 2 if none)."""
   interpreted = interpret.is_needed()
-  size = args.size if args.size != "auto" else "cpu" if interpreted else "full"
+  size = args.size
+  if size == "auto":
+    size = "cpu" if interpreted else "full"
   overrides = dict(batch=args.batch, seq_len=args.seq_len, window=args.window)
   overrides.update(num_heads=args.heads, num_kv_heads=args.kv_heads)
   overrides.update(head_dim=args.head_dim, logits_soft_cap=args.cap)
-  configs = verify.configs(args.config, size, **overrides)
+  configs = verify.sized_configs(args.config, size, **overrides)
+  if interpreted:
+    print(
+        f"verify: no GPU: the Pallas interpreter runs the kernels ({size}"
+        " sizes).",
+        file=sys.stderr,
+    )
   with interpret.interpret() if interpreted else contextlib.nullcontext():
     return verify.main(
         configs,
@@ -97,8 +105,11 @@ def _bench(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 2
+  impls = args.impls
   if args.dry_run:
+    # It exercises this package's code; Mosaic GPU's kernels are left out.
     shapes, reps = bench.dry_run_shapes(), 2
+    impls = [n for n in impls if n != "mosaic"]
   elif args.reps < bench.MIN_REPS:
     print(f"bench: --reps must be at least {bench.MIN_REPS}.", file=sys.stderr)
     return 2
@@ -108,7 +119,7 @@ def _bench(args: argparse.Namespace) -> int:
   with interpret.interpret() if interpreted else contextlib.nullcontext():
     return bench.main(
         shapes,
-        args.impls,
+        impls,
         reps=reps,
         input_sets=args.input_sets,
         out=pathlib.Path(args.out),
@@ -116,15 +127,28 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
+def _patch(args: argparse.Namespace) -> int:
+  """Runs `patch ACTION`; returns the exit code."""
+  return upstream_tree.main(
+      args.action,
+      getattr(args, "argument", None),
+      getattr(args, "pytest_args", ()),
+  )
+
+
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       prog="tokamax-softcap", description=__doc__, formatter_class=_Formatter
   )
   commands = parser.add_subparsers(dest="command", required=True)
-  add = lambda name, module, help_: commands.add_parser(
-      name, help=help_, description=module.__doc__, formatter_class=_Formatter
-  )
-  csv_of = lambda xs: dict(type=_csv(list(xs)), default=",".join(xs))
+
+  def add(name, module, help_):
+    return commands.add_parser(
+        name, help=help_, description=module.__doc__, formatter_class=_Formatter
+    )
+
+  def csv_of(choices):
+    return dict(type=_csv(list(choices)), default=",".join(choices))
 
   v = add(
       "verify",
@@ -223,11 +247,7 @@ def _parser() -> argparse.ArgumentParser:
       upstream_tree,
       "the kernels' source: build, export, check or show the series",
   )
-  p.set_defaults(
-      run=lambda a: upstream_tree.main(
-          a.action, getattr(a, "argument", None), getattr(a, "pytest_args", ())
-      )
-  )
+  p.set_defaults(run=_patch)
   actions = p.add_subparsers(dest="action", required=True)
   actions.add_parser(
       "check",
@@ -238,13 +258,25 @@ def _parser() -> argparse.ArgumentParser:
   )
   actions.add_parser(
       "tree", help="build a tree with the series applied, to edit"
-  ).add_argument("argument", metavar="DIR", type=pathlib.Path)
+  ).add_argument(
+      "argument", metavar="DIR", type=pathlib.Path, help="directory to create"
+  )
   actions.add_parser(
       "export", help="format-patch a tree's commits into the series"
-  ).add_argument("argument", metavar="DIR", type=pathlib.Path)
+  ).add_argument(
+      "argument",
+      metavar="DIR",
+      type=pathlib.Path,
+      help="a tree made by `patch tree`",
+  )
   actions.add_parser(
       "show", help="print the patched source of a module, as it runs"
-  ).add_argument("argument", metavar="MODULE", choices=patched.MODULES)
+  ).add_argument(
+      "argument",
+      metavar="MODULE",
+      choices=patched.MODULES,
+      help=", ".join(patched.MODULES),
+  )
   return parser
 
 

@@ -240,8 +240,24 @@ def check() -> list[str]:
   return report
 
 
-def main(action: str, argument=None, pytest_args: Sequence[str] = ()) -> int:
-  """Runs `patch ACTION` (see the module docstring); returns the exit code."""
+def main(
+    action: str,
+    argument: pathlib.Path | str | None = None,
+    pytest_args: Sequence[str] = (),
+) -> int:
+  """Runs `patch ACTION` (see the module docstring); returns the exit code.
+
+  Args:
+    action: `"tree"`, `"export"`, `"check"` or `"show"`.
+    argument: The tree's directory (`tree`, `export`) or the module's name
+      (`show`, one of `patched.MODULES`).
+    pytest_args: More arguments for upstream's tests (`check`).
+
+  Raises:
+    ValueError: for another `action`.
+  """
+  if action not in ("tree", "export", "check", "show"):
+    raise ValueError(f"Unknown action {action!r}.")
   if action == "tree":
     tree = build(argument)
     print(f"{tree}: the tokamax wheel's files (tag {BASE_TAG}), with the")

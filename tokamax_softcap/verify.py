@@ -46,19 +46,23 @@ import tqdm
 # much; causal rows measure 6-8e-6.
 F32_BOUND = 3e-5
 # bf16: every gradient within `XLA_FACTOR` times the error of tokamax's XLA
-# implementation on the same inputs (a yardstick for what bf16 inputs allow:
-# the upstream PR's fixed bounds are unmet by XLA's dv on pr-check too), and
-# pr-check's dq and dk within the bounds of the upstream PR check of this VJP
-# (cap 30, pre-cap logits to 168), which XLA meets there.
+# implementation on the same inputs, the yardstick of what bf16 inputs allow
+# (it moves with tokamax's XLA path, which `pyproject.toml` pins). The upstream
+# PR check of this VJP (cap 30, pre-cap logits to 168) had fixed bounds, dq /
+# dk / dv 4.3e-3 and dbias 3.4e-3, which XLA itself misses on some inputs
+# (pr-check's dv 5.6e-3 on the CPU; its dk 3.8-5.1e-3 at full size on the
+# H200; gemma2-2b's dv 5.4e-3 on the H200): pr-check keeps them for dq, dk
+# and dbias, as the PR asked.
 XLA_FACTOR = 1.25
-PR_BOUNDS = {"pr-check": dict(dq=4.3e-3, dk=4.3e-3)}
+PR_BOUNDS = {"pr-check": dict(dq=4.3e-3, dk=4.3e-3, dbias=3.4e-3)}
 DTYPES = ("bfloat16", "float32")
 CRITERIA = (
     f"Pass: f32, every gradient's max|x - ref| / max|ref| <= {F32_BOUND:g};"
     f" bf16, every gradient's <= {XLA_FACTOR:g}x XLA's (in parentheses) on the"
-    " same inputs, and pr-check's dq and dk <= "
-    f"{PR_BOUNDS['pr-check']['dq']:g}; every row, max pre-cap |u| >= 3x the"
-    " cap."
+    " same inputs, and pr-check's dq, dk <= "
+    f"{PR_BOUNDS['pr-check']['dq']:g} and dbias <="
+    f" {PR_BOUNDS['pr-check']['dbias']:g}; every row, max pre-cap |u| >= 3x"
+    " the cap, every error finite."
 )
 GRADS = ("dq", "dk", "dv", "dbias")
 PRECISION = {
@@ -432,7 +436,7 @@ def verify_one(
         for name in errors
     }
   passed = grads.max_logit >= 3 * config.logits_soft_cap and all(
-      errors[n] <= bounds[n] for n in errors
+      math.isfinite(errors[n]) and errors[n] <= bounds[n] for n in errors
   )
   mesh = unsharded_difference = None
   if variant == "sharded":
@@ -466,7 +470,7 @@ def verify_one(
   )
 
 
-def configs(
+def sized_configs(
     names: Sequence[str], size: str = "full", **overrides: int | float | None
 ) -> list[Config]:
   """Returns the named configurations, sized and overridden.
@@ -478,8 +482,11 @@ def configs(
 
   Raises:
     KeyError: for an unknown name.
+    ValueError: for another `size`.
     TypeError: for an unknown field.
   """
+  if size not in ("full", "cpu"):
+    raise ValueError(f"`size` must be 'full' or 'cpu'; got {size!r}.")
   overrides = {k: v for k, v in overrides.items() if v is not None}
   result = []
   for name in names:
@@ -543,7 +550,15 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def report(rows: Sequence[Row], environment: dict[str, str]) -> dict:
-  """Returns the rows and the environment as a JSON-serialisable dict."""
+  """Returns `verify`'s results as a JSON-serialisable dict.
+
+  Args:
+    rows: The rows, as `verify_one` returns them.
+    environment: Facts of the run (date, device, versions), names to values.
+
+  Returns:
+    `{"environment": ..., "criteria": CRITERIA, "rows": [Row as a dict]}`.
+  """
   return dict(
       environment=environment,
       criteria=CRITERIA,
