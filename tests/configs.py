@@ -1,11 +1,11 @@
-"""The attention layers the tests share (`verify.Config`s, small for the CPU)."""
+"""The attention layers the tests share (`harness.Config`s, small for the CPU)."""
 
-from tokamax_softcap import verify
+from tokamax_softcap import harness
 
 CAP = 10.0
 # GQA (4 query heads share 2 kv heads), head_dim 64; packed documents and the
 # window straddle the kernels' blocks.
-GQA_64 = verify.Config(
+GQA_64 = harness.Config(
     name="gqa-64",
     batch=2,
     seq_len=256,
@@ -17,7 +17,7 @@ GQA_64 = verify.Config(
 )
 # MHA, head_dim 128 (a logits scale that is not a power of two), and a
 # sequence that is a multiple of neither block (64 and 32) of the causal loops.
-MHA_128_RAGGED = verify.Config(
+MHA_128_RAGGED = harness.Config(
     name="mha-128-ragged",
     batch=1,
     seq_len=176,

@@ -6,6 +6,7 @@ import math
 import jax.numpy as jnp
 from tokamax_softcap import cli
 from tokamax_softcap import patched
+from tokamax_softcap import harness
 from tokamax_softcap import verify
 
 
@@ -42,14 +43,14 @@ def test_verify_fails_non_finite_errors(monkeypatch):
   # a bound of 1.25x XLA's; the row must still fail.
   def gradients(*unused_args, **unused_kwargs):
     nan = jnp.full((2,), jnp.nan)
-    return verify.Gradients(
+    return harness.Gradients(
         actual=(nan, nan, nan, None),
         expected=(jnp.ones(2), jnp.ones(2), jnp.ones(2), None),
         max_logit=1e3,
     )
 
-  monkeypatch.setattr(verify, "gradients", gradients)
-  config = verify.cpu_sized(verify.GEMMA2_2B)
+  monkeypatch.setattr(harness, "gradients", gradients)
+  config = harness.cpu_sized(harness.GEMMA2_2B)
   row = verify.verify_one(config, "causal", "bfloat16")
   assert row.errors == {n: math.inf for n in ("dq", "dk", "dv")}
   assert row.bounds == row.errors

@@ -9,7 +9,7 @@ import pytest
 from tokamax._src.ops.attention import base
 import tokamax_softcap
 from tokamax_softcap import reference
-from tokamax_softcap import verify
+from tokamax_softcap import harness
 import numerics  # pylint: disable=g-bad-import-order
 
 HIGHEST = jax.lax.Precision.HIGHEST
@@ -123,7 +123,9 @@ def test_bf16_logits_near_1e4_head_dim_256(logits_dtype):
       jax.tree.leaves(baseline),
       jax.tree.leaves(expected),
   ):
-    err, baseline_err = verify.relative_error(a, e), verify.relative_error(x, e)
+    err, baseline_err = harness.relative_error(a, e), harness.relative_error(
+        x, e
+    )
     assert err <= max(2 * baseline_err, 1e-3), (err, baseline_err)
 
 
@@ -214,4 +216,4 @@ def test_stable_softmax_with_saturating_cap(dtype):
       _ref(logits_soft_cap=cap, mask=mask), *map(f32, (q, k, v, dout))
   )
   for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-    assert verify.relative_error(a, e) <= STABLE_BOUNDS[dtype]
+    assert harness.relative_error(a, e) <= STABLE_BOUNDS[dtype]

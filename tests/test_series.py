@@ -14,7 +14,7 @@ from tokamax._src.ops.attention import base
 import tokamax_softcap
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
-from tokamax_softcap import verify
+from tokamax_softcap import harness
 import configs  # pylint: disable=g-bad-import-order
 
 CAP = configs.CAP
@@ -80,8 +80,8 @@ def test_upstream_tests_pass_on_patched_tree(tree):
 def test_package_equals_patched_upstream_bitwise(
     patched_upstream, config, variant, dtype
 ):
-  ours = verify.gradients(config, variant, dtype, 2 * CAP)
-  theirs = verify.gradients(
+  ours = harness.gradients(config, variant, dtype, 2 * CAP)
+  theirs = harness.gradients(
       config, variant, dtype, 2 * CAP, op=patched_upstream
   )
   assert ours.max_logit >= 5 * CAP
@@ -90,7 +90,7 @@ def test_package_equals_patched_upstream_bitwise(
 
 
 def test_forward_and_residuals_equal_patched_upstream_bitwise(patched_upstream):
-  q, k, v, bias, _ = verify.make_inputs(CONFIG, jnp.bfloat16, 2 * CAP, True)
+  q, k, v, bias, _ = harness.make_inputs(CONFIG, jnp.bfloat16, 2 * CAP, True)
   kwargs = dict(
       bias=bias,
       mask=base.Mask(is_causal=True),

@@ -12,6 +12,7 @@ import pytest
 from tokamax._src.ops.attention import test_base
 import tokamax_softcap
 from tokamax_softcap import interpret
+from tokamax_softcap import harness
 from tokamax_softcap import verify
 import configs  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order
@@ -77,7 +78,7 @@ def test_verify_sharded_variant_equals_unsharded(dtype):
   config = dataclasses.replace(configs.GQA_64, seq_len=128)
   if jax.device_count() < 2:
     pytest.skip(f"Needs 2+ devices; have {jax.devices()}.")
-  assert verify.q_sharding(config).mesh.shape["batch"] == 2
+  assert harness.q_sharding(config).mesh.shape["batch"] == 2
   row = verify.verify_one(config, "sharded", dtype)
   assert row.unsharded_difference == 0.0, row  # Bitwise equal.
   assert row.max_logit >= 3 * config.logits_soft_cap, row

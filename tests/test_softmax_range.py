@@ -17,7 +17,7 @@ import tokamax
 from tokamax._src.ops.attention import base
 import tokamax_softcap
 from tokamax_softcap import reference
-from tokamax_softcap import verify
+from tokamax_softcap import harness
 
 CAPS = (0.5, 5.0, 11.0, 12.0, 30.0, 50.0, 60.0, 61.0, 1000.0)
 SHAPE = (1, 64, 2, 32)  # B, T, H, D; one kv head (MQA).
@@ -96,7 +96,7 @@ def test_range_sweep(dtype, cap, softmax, variant):
   expected = (ref_out, *ref_vjp(f32(dout)))
   chex.assert_tree_all_finite(actual)
   for a, e in zip(actual, expected):
-    assert verify.relative_error(a, e) <= BOUNDS[dtype]
+    assert harness.relative_error(a, e) <= BOUNDS[dtype]
 
 
 @pytest.mark.parametrize("via_api", [False, True])
@@ -125,10 +125,10 @@ def test_f16_logits_all_at_12(via_api):
   ref = lambda q, k, v: reference.attention(q, k, v, logits_soft_cap=50.0)
   ref_out, ref_vjp = jax.vjp(ref, f32(q), f32(q), f32(v))
   chex.assert_tree_all_finite((out, dq, dk, dv))
-  assert verify.relative_error(out, ref_out) <= BOUNDS[jnp.float16]
+  assert harness.relative_error(out, ref_out) <= BOUNDS[jnp.float16]
   _, ref_dk, ref_dv = ref_vjp(f32(dout))
-  assert verify.relative_error(dk, ref_dk) <= BOUNDS[jnp.float16]
-  assert verify.relative_error(dv, ref_dv) <= BOUNDS[jnp.float16]
+  assert harness.relative_error(dk, ref_dk) <= BOUNDS[jnp.float16]
+  assert harness.relative_error(dv, ref_dv) <= BOUNDS[jnp.float16]
   assert float(jnp.max(jnp.abs(f32(dq)))) <= 1e-3
 
 
@@ -153,4 +153,4 @@ def test_f16_causal_logits_sd_9(cap):
   ref_out, ref_vjp = jax.vjp(ref, f32(q), f32(k), f32(v))
   chex.assert_tree_all_finite(actual)
   for a, e in zip(actual, (ref_out, *ref_vjp(f32(dout)))):
-    assert verify.relative_error(a, e) <= BOUNDS[jnp.float16]
+    assert harness.relative_error(a, e) <= BOUNDS[jnp.float16]

@@ -182,7 +182,7 @@ def _inputs(shape: Shape, dtype, num_sets: int) -> list[tuple[jax.Array, ...]]:
   """Returns `num_sets` sets of `(q, k, v)`, with logits past the cap."""
   hq, hk = shape.num_heads
   b, t, d = shape.batch_size, shape.seq_len, shape.head_dim
-  # Pre-cap logits with standard deviation ~CAP, as `verify`'s inputs.
+  # Pre-cap logits with standard deviation ~CAP, as `harness.make_inputs`'s.
   scale = math.sqrt(CAP)
   sets = []
   for seed in range(num_sets):

@@ -23,6 +23,7 @@ from tokamax_softcap import bench
 from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
+from tokamax_softcap import harness
 from tokamax_softcap import verify
 
 
@@ -156,8 +157,8 @@ def _parser() -> argparse.ArgumentParser:
       "gradient errors vs an fp32 reference (exit 1 on failure)",
   )
   v.set_defaults(run=_verify)
-  v.add_argument("--config", **csv_of(verify.CONFIGS), help="configurations")
-  v.add_argument("--variants", **csv_of(verify.VARIANTS), help="mask variants")
+  v.add_argument("--config", **csv_of(harness.CONFIGS), help="configurations")
+  v.add_argument("--variants", **csv_of(harness.VARIANTS), help="mask variants")
   v.add_argument("--dtype", **csv_of(verify.DTYPES), help="input dtypes")
   v.add_argument(
       "--size",

@@ -8,11 +8,7 @@ upcast to f32) with JAX, and reports per gradient the relative error
 entries, and pass/fail (`CRITERIA`). bf16 rows also report tokamax's XLA
 implementation's errors on the same inputs, the yardstick they are judged by.
 
-Inputs are random with the shapes of the configuration: `q`, `k` ~ N(0, s)
-with `s = sqrt(logit_std)` (so with `logits_scale = 1/sqrt(D)` the pre-cap
-logits have standard deviation `logit_std`; by default the cap, so most logits
-are beyond the linear range of `tanh` and the largest reach ~5x the cap),
-`v`, `dout` and `bias` ~ N(0, 1).
+Configurations, inputs and the comparison itself: `tokamax_softcap.harness`.
 
 With several devices, the `sharded` variant runs the causal case through
 `tokamax.dot_product_attention(..., implementation="triton", q_sharding=...)`
@@ -23,7 +19,6 @@ equal); that difference is reported, not judged (measurements: `results/`).
 
 from collections.abc import Iterator, Sequence
 import dataclasses
-import functools
 import json
 import math
 import pathlib
@@ -31,12 +26,8 @@ import sys
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-import tokamax
 from tokamax._src.ops.attention import api
-from tokamax._src.ops.attention import base
-from tokamax_softcap import pallas_triton
-from tokamax_softcap import reference
+from tokamax_softcap import harness
 import tqdm
 
 # Pass criteria on the relative error `max|x - ref| / max|ref|`.
@@ -64,81 +55,6 @@ CRITERIA = (
     f" {PR_BOUNDS['pr-check']['dbias']:g}; every row, max pre-cap |u| >= 3x"
     " the cap, every error finite."
 )
-GRADS = ("dq", "dk", "dv", "dbias")
-PRECISION = {
-    "bfloat16": jax.lax.Precision.DEFAULT,
-    "float32": jax.lax.Precision.HIGHEST,
-}
-MASK_VARIANTS = ("causal", "packed-k-start", "packed-dense", "bias", "window")
-# `sharded` is `causal` through `q_sharding`; it needs 2+ devices.
-VARIANTS = (*MASK_VARIANTS, "sharded")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Config:
-  """An attention layer to verify.
-
-  Attributes:
-    name: Its name in the table.
-    batch: Batch size `B`.
-    seq_len: Sequence length `T` (self-attention).
-    num_heads: Query heads `H`.
-    num_kv_heads: Key/value heads `h` (`H % h == 0`; GQA when `h < H`).
-    head_dim: `D`, for `q`, `k` and `v`.
-    logits_soft_cap: The cap `c`.
-    window: Sliding-window size of the `window` variant (keys `q - window < k
-      <= q`); the variant runs only if `window < seq_len`.
-  """
-
-  name: str
-  batch: int
-  seq_len: int
-  num_heads: int
-  num_kv_heads: int
-  head_dim: int
-  logits_soft_cap: float
-  window: int
-
-
-# Gemma 2 2B: 8 query / 4 kv heads, head_dim 256, `attn_logit_softcapping`
-# 50, sliding window 4096 on alternate layers, context 8192 (Gemma 2 paper,
-# arXiv:2408.00118, and its `config.json`).
-GEMMA2_2B = Config(
-    name="gemma2-2b",
-    batch=1,
-    seq_len=8192,
-    num_heads=8,
-    num_kv_heads=4,
-    head_dim=256,
-    logits_soft_cap=50.0,
-    window=4096,
-)
-# The upstream PR's check: cap 30, pre-cap logits past 150; MHA at the shape
-# of tokamax's attention benchmarks (B2 T4096 H16 D128).
-PR_CHECK = Config(
-    name="pr-check",
-    batch=2,
-    seq_len=4096,
-    num_heads=16,
-    num_kv_heads=16,
-    head_dim=128,
-    logits_soft_cap=30.0,
-    window=1024,
-)
-CONFIGS = {c.name: c for c in (GEMMA2_2B, PR_CHECK)}
-
-
-def cpu_sized(config: Config) -> Config:
-  """Returns `config` at a size the Pallas interpreter runs in seconds."""
-  seq_len = min(config.seq_len, 512)
-  return dataclasses.replace(
-      config,
-      batch=1,
-      seq_len=seq_len,
-      num_heads=min(config.num_heads, 4),
-      num_kv_heads=min(config.num_kv_heads, 2),
-      window=min(config.window, seq_len // 2),
-  )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -147,7 +63,7 @@ class Row:
 
   Attributes:
     config: The configuration's name.
-    variant: The mask variant (one of `VARIANTS`).
+    variant: The mask variant (one of `harness.VARIANTS`).
     dtype: The inputs' dtype.
     shape: `B.. T.. H../.. D..`.
     max_logit: The largest pre-cap |u| over attended entries.
@@ -177,222 +93,17 @@ class Row:
   unsharded_difference: float | None = None
 
 
-def _doc_starts(seq_len: int) -> np.ndarray:
-  """Returns the start of each position's document: 4 packed documents."""
-  # Boundaries at uneven fractions, so documents straddle kernel blocks.
-  bounds = [0, *(round(f * seq_len) + 3 for f in (0.37, 0.52, 0.81))]
-  starts = np.zeros(seq_len, np.int32)
-  for b in bounds:
-    starts[b:] = b
-  return starts
-
-
-def mask_variant(
-    config: Config, variant: str
-) -> tuple[dict[str, object], np.ndarray]:
-  """Returns the op's keyword arguments and the reference's dense mask."""
-  pos = np.arange(config.seq_len)
-  causal = pos[None, :] <= pos[:, None]
-  doc_start = _doc_starts(config.seq_len)
-  packed = causal & (pos[None, :] >= doc_start[:, None])
-  window = causal & (pos[None, :] > pos[:, None] - config.window)
-  return {
-      "causal": (dict(is_causal=True), causal),
-      "sharded": (dict(is_causal=True), causal),
-      "bias": (dict(is_causal=True), causal),
-      "packed-k-start": (
-          dict(mask=base.Mask(k_start=jnp.asarray(doc_start), is_causal=True)),
-          packed,
-      ),
-      "packed-dense": (
-          dict(mask=jnp.asarray(packed)[None], is_causal=True),
-          packed,
-      ),
-      "window": (dict(mask=base.CausalMask(window_size=config.window)), window),
-  }[variant]
-
-
-def make_inputs(
-    config: Config, dtype: jnp.dtype, logit_std: float, with_bias: bool, seed=0
-) -> tuple[jax.Array, ...]:
-  """Returns `q, k, v, bias, dout` in `dtype` (`bias` is `None` if unused)."""
-  b, t, hq, hk, d = (
-      config.batch,
-      config.seq_len,
-      config.num_heads,
-      config.num_kv_heads,
-      config.head_dim,
-  )
-  keys = jax.random.split(jax.random.PRNGKey(seed), 5)
-  s = math.sqrt(logit_std)
-  q = s * jax.random.normal(keys[0], (b, t, hq, d), jnp.float32)
-  k = s * jax.random.normal(keys[1], (b, t, hk, d), jnp.float32)
-  v = jax.random.normal(keys[2], (b, t, hk, d), jnp.float32)
-  dout = jax.random.normal(keys[3], (b, t, hq, d), jnp.float32)
-  bias = None
-  if with_bias:
-    bias = jax.random.normal(keys[4], (b, hq, t, t), jnp.float32).astype(dtype)
-  cast = lambda x: x.astype(dtype)
-  return cast(q), cast(k), cast(v), bias, cast(dout)
-
-
-def q_sharding(config: Config) -> jax.sharding.NamedSharding | None:
-  """Returns a sharding of `q` over the devices for the `sharded` variant.
-
-  The mesh has axes `("batch", "heads")`: on the batch axis the largest
-  divisor of `config.batch` that is at most the device count, on the heads
-  axis the largest divisor of `config.num_kv_heads` (tokamax shards `k` and
-  `v` by head with `q`) that fits in the devices left; it uses the first
-  `batch * heads` devices.
-
-  Args:
-    config: The attention layer.
-
-  Returns:
-    The sharding (`PartitionSpec("batch", None, "heads", None)`), or `None`
-    if the mesh would have fewer than 2 devices.
-  """
-  devices = jax.devices()
-  n = len(devices)
-  batch = max(d for d in range(1, n + 1) if config.batch % d == 0)
-  heads = max(
-      d for d in range(1, n // batch + 1) if config.num_kv_heads % d == 0
-  )
-  if batch * heads < 2:
-    return None
-  mesh = jax.sharding.Mesh(
-      np.array(devices[: batch * heads]).reshape(batch, heads),
-      ("batch", "heads"),
-  )
-  spec = jax.sharding.PartitionSpec("batch", None, "heads", None)
-  return jax.sharding.NamedSharding(mesh, spec)
-
-
-def relative_error(x: jax.Array, ref: jax.Array) -> float:
-  """Returns `max|x - ref| / max|ref|` in f32; `inf` if `x` is not finite.
-
-  Finiteness is checked first: XLA:CPU's `max` can skip NaNs.
-  """
-  x = x.astype(jnp.float32)
-  if not bool(jnp.all(jnp.isfinite(x))):
-    return math.inf
-  err = float(jnp.max(jnp.abs(x - ref)) / jnp.max(jnp.abs(ref)))
-  return err if math.isfinite(err) else math.inf
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Gradients:
-  """The kernel's and the reference's gradients for one run.
-
-  Attributes:
-    actual: `dq, dk, dv, dbias` of the op (dtype of the inputs; `dbias` is
-      `None` without bias).
-    expected: The same, of the fp32 reference on the inputs upcast to f32.
-    max_logit: The largest pre-cap |u| over attended entries.
-  """
-
-  actual: tuple[jax.Array | None, ...]
-  expected: tuple[jax.Array | None, ...]
-  max_logit: float
-
-
-def gradients(
-    config: Config,
+def verify_one(
+    config: harness.Config,
     variant: str,
     dtype: str,
     logit_std: float | None = None,
-    op: base.DotProductAttention | None = None,
-    with_reference: bool = True,
-) -> Gradients:
-  """Differentiates the op and the reference on the same inputs.
-
-  Args:
-    config: The attention layer.
-    variant: One of `VARIANTS`.
-    dtype: `"bfloat16"` or `"float32"`, of inputs and outputs.
-    logit_std: Standard deviation of the pre-cap logits; default the cap.
-    op: The op, e.g. tokamax's XLA one; default
-      `PallasTritonFlashAttention()` (`sharded` calls
-      `tokamax.dot_product_attention(..., implementation="triton")`, which is
-      this package's op once it is imported).
-    with_reference: If false, `expected` holds `None`s (saves the fp32
-      reference's time).
-
-  Raises:
-    ValueError: for `sharded`, if `q_sharding(config)` is `None`.
-  """
-  if op is None:
-    op = pallas_triton.PallasTritonFlashAttention()
-  if logit_std is None:
-    logit_std = config.logits_soft_cap
-  cap = config.logits_soft_cap
-  op_kwargs, mask = mask_variant(config, variant)
-  q, k, v, bias, dout = make_inputs(
-      config, jnp.dtype(dtype), logit_std, with_bias=variant == "bias"
-  )
-
-  # f32 at full f32 precision (DEFAULT would let the GPU use TF32); bf16 with
-  # its default (bf16 operands, f32 accumulation), as tokamax's tests do.
-  precision = PRECISION[dtype]
-
-  def kernel(q, k, v, bias):
-    return op(
-        q,
-        k,
-        v,
-        bias=bias,
-        logits_soft_cap=cap,
-        precision=precision,
-        **op_kwargs,
-    )
-
-  if variant == "sharded":
-    sharding = q_sharding(config)
-    if sharding is None:
-      raise ValueError(f"`sharded` needs 2+ devices; have {jax.devices()}.")
-
-    def kernel(q, k, v, bias):  # pylint: disable=function-redefined
-      return tokamax.dot_product_attention(
-          q,
-          k,
-          v,
-          bias=bias,
-          logits_soft_cap=cap,
-          precision=precision,
-          implementation="triton",
-          q_sharding=sharding,
-          **op_kwargs,
-      )
-
-  def ref(q, k, v, bias):
-    return reference.attention(
-        q, k, v, bias, mask=jnp.asarray(mask), logits_soft_cap=cap
-    )
-
-  def vjp(f, *args):
-    _, f_vjp = jax.vjp(f, *args[:-1])
-    return f_vjp(args[-1])
-
-  f32 = lambda x: None if x is None else x.astype(jnp.float32)
-  actual = jax.jit(functools.partial(vjp, kernel))(q, k, v, bias, dout)
-  expected = (None,) * len(actual)
-  if with_reference:
-    expected = jax.jit(functools.partial(vjp, ref))(
-        *map(f32, (q, k, v, bias, dout))
-    )
-  u = reference.logits(f32(q), f32(k), bias=f32(bias))
-  max_logit = float(jnp.max(jnp.where(jnp.asarray(mask), jnp.abs(u), 0.0)))
-  return Gradients(actual=actual, expected=expected, max_logit=max_logit)
-
-
-def verify_one(
-    config: Config, variant: str, dtype: str, logit_std: float | None = None
 ) -> Row:
   """Runs one configuration and variant; returns its row of the table.
 
   Args:
     config: The attention layer.
-    variant: One of `VARIANTS`.
+    variant: One of `harness.VARIANTS`.
     dtype: One of `DTYPES`, of inputs and outputs.
     logit_std: Standard deviation of the pre-cap logits; default the cap.
 
@@ -405,19 +116,19 @@ def verify_one(
     see the module docstring).
 
   Raises:
-    ValueError: for `sharded`, if `q_sharding(config)` is `None`.
+    ValueError: for `sharded`, if `harness.q_sharding(config)` is `None`.
   """
-  grads = gradients(config, variant, dtype, logit_std)
+  grads = harness.gradients(config, variant, dtype, logit_std)
   errors = {
-      name: relative_error(a, e)
-      for name, a, e in zip(GRADS, grads.actual, grads.expected)
+      name: harness.relative_error(a, e)
+      for name, a, e in zip(harness.GRADS, grads.actual, grads.expected)
       if e is not None
   }
   xla_errors = {}
   if dtype == "float32":
     bounds = {name: F32_BOUND for name in errors}
   else:
-    xla = gradients(
+    xla = harness.gradients(
         config,
         "causal" if variant == "sharded" else variant,
         dtype,
@@ -426,8 +137,8 @@ def verify_one(
         with_reference=False,
     ).actual
     xla_errors = {
-        name: relative_error(x, e)
-        for name, x, e in zip(GRADS, xla, grads.expected)
+        name: harness.relative_error(x, e)
+        for name, x, e in zip(harness.GRADS, xla, grads.expected)
         if e is not None
     }
     pr_bounds = PR_BOUNDS.get(config.name, {})
@@ -440,14 +151,14 @@ def verify_one(
   )
   mesh = unsharded_difference = None
   if variant == "sharded":
-    axes = q_sharding(config).mesh.shape
+    axes = harness.q_sharding(config).mesh.shape
     mesh = f"batch {axes['batch']} x heads {axes['heads']}"
-    unsharded = gradients(
+    unsharded = harness.gradients(
         config, "causal", dtype, logit_std, with_reference=False
     ).actual
     pairs = [(a, u) for a, u in zip(grads.actual, unsharded) if a is not None]
     unsharded_difference = max(
-        0.0 if bool(jnp.array_equal(a, u)) else relative_error(a, u)
+        0.0 if bool(jnp.array_equal(a, u)) else harness.relative_error(a, u)
         for a, u in pairs
     )
   shape = (
@@ -472,13 +183,13 @@ def verify_one(
 
 def sized_configs(
     names: Sequence[str], size: str = "full", **overrides: int | float | None
-) -> list[Config]:
+) -> list[harness.Config]:
   """Returns the named configurations, sized and overridden.
 
   Args:
-    names: Keys of `CONFIGS`.
-    size: `"full"`, or `"cpu"` for `cpu_sized`.
-    **overrides: `Config` fields to replace; `None` values are ignored.
+    names: Keys of `harness.CONFIGS`.
+    size: `"full"`, or `"cpu"` for `harness.cpu_sized`.
+    **overrides: `harness.Config` fields to replace; `None` values are ignored.
 
   Raises:
     KeyError: for an unknown name.
@@ -490,22 +201,24 @@ def sized_configs(
   overrides = {k: v for k, v in overrides.items() if v is not None}
   result = []
   for name in names:
-    config = CONFIGS[name]
+    config = harness.CONFIGS[name]
     if size == "cpu":
-      config = cpu_sized(config)
+      config = harness.cpu_sized(config)
     result.append(dataclasses.replace(config, **overrides))
   return result
 
 
 def runs(
-    configs: Sequence[Config], variants: Sequence[str], dtypes: Sequence[str]
-) -> Iterator[tuple[Config, str, str]]:
+    configs: Sequence[harness.Config],
+    variants: Sequence[str],
+    dtypes: Sequence[str],
+) -> Iterator[tuple[harness.Config, str, str]]:
   """Yields the (config, variant, dtype) runs to make."""
   for config in configs:
     for variant in variants:
       if variant == "window" and config.window >= config.seq_len:
         continue  # The window masks nothing at this length.
-      if variant == "sharded" and q_sharding(config) is None:
+      if variant == "sharded" and harness.q_sharding(config) is None:
         continue  # One device, or no axis it can split.
       for dtype in dtypes:
         yield config, variant, dtype
@@ -532,7 +245,7 @@ def table_row(row: Row) -> str:
       text += f" ({row.xla_errors[name]:.2e})"
     return text
 
-  errs = " | ".join(cell(n) for n in GRADS)
+  errs = " | ".join(cell(n) for n in harness.GRADS)
   return (
       f"| {row.config} | {row.shape} | {_variant_label(row)} | {row.dtype} |"
       f" {row.max_logit:.0f} | {errs} | {'pass' if row.passed else 'FAIL'} |"
@@ -567,7 +280,7 @@ def report(rows: Sequence[Row], environment: dict[str, str]) -> dict:
 
 
 def main(
-    configs: Sequence[Config],
+    configs: Sequence[harness.Config],
     variants: Sequence[str],
     dtypes: Sequence[str],
     logit_std: float | None,
@@ -579,7 +292,7 @@ def main(
 
   Args:
     configs: The configurations (see `configs`).
-    variants: Of `VARIANTS`; those a configuration or the devices cannot run
+    variants: Of `harness.VARIANTS`; those a configuration or the devices cannot run
       are left out (see `runs`).
     dtypes: Of `DTYPES`.
     logit_std: Standard deviation of the pre-cap logits; default the cap.

@@ -8,7 +8,7 @@ import tokamax_softcap
 from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import reference
-from tokamax_softcap import verify
+from tokamax_softcap import harness
 
 mod = patched.pallas_triton_vjp
 real_jnp = jnp
@@ -28,10 +28,10 @@ class Proxy:
 
 mod.jnp = Proxy()
 name = sys.argv[1] if len(sys.argv) > 1 else "pr-check"
-cfg = verify.cpu_sized(verify.CONFIGS[name])
+cfg = harness.cpu_sized(harness.CONFIGS[name])
 for variant in ("causal", "window"):
-  op_kwargs, mask = verify.mask_variant(cfg, variant)
-  q, k, v, bias, dout = verify.make_inputs(
+  op_kwargs, mask = harness.mask_variant(cfg, variant)
+  q, k, v, bias, dout = harness.make_inputs(
       cfg, jnp.bfloat16, cfg.logits_soft_cap, False
   )
   f32 = lambda x: x.astype(jnp.float32)
@@ -60,7 +60,7 @@ for variant in ("causal", "window"):
       jax.clear_caches()
       _, f_vjp = jax.vjp(kernel, q, k, v)
       got = f_vjp(dout)
-      errs = [verify.relative_error(a, e) for a, e in zip(got, expected)]
+      errs = [harness.relative_error(a, e) for a, e in zip(got, expected)]
       print(
           name,
           variant,

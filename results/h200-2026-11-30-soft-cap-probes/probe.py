@@ -17,6 +17,7 @@ import numpy as np
 import tokamax_softcap
 from tokamax_softcap import bench
 from tokamax_softcap import patched
+from tokamax_softcap import harness
 from tokamax_softcap import verify
 
 mod = patched.pallas_triton_vjp
@@ -107,11 +108,11 @@ else:
     mod.soft_cap = f
     jax.clear_caches()
     for cfg, variant, dtype in [
-        (verify.PR_CHECK, "causal", "float32"),
-        (verify.GEMMA2_2B, "causal", "float32"),
+        (harness.PR_CHECK, "causal", "float32"),
+        (harness.GEMMA2_2B, "causal", "float32"),
     ]:
       if which == "acc-cpu":
-        cfg = verify.cpu_sized(cfg)
+        cfg = harness.cpu_sized(cfg)
       t0 = time.time()
       if which == "acc-cpu":
         from tokamax_softcap import interpret
