@@ -31,7 +31,8 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     (`s = c * tanh(u / c)` in f32, cast back to `logits_dtype`, taking
     `t = tanh(u / c)` before masking) and
     multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
-    Without a cap the kernels trace exactly as upstream's.
+    Without a cap the kernels compute as upstream's, but for the fixes
+    below (e.g. `logits_scale` applied to the f32 logits).
   - the series' fixes and speed-ups (README, "The patch series"): zero, not
     NaN, gradients for query blocks that `q_start` / `q_end` skip and for
     rows that attend to no key; the dk/dv logits computed as the forward's;
