@@ -246,7 +246,7 @@ def _parser() -> argparse.ArgumentParser:
   p = add(
       "patch",
       upstream_tree,
-      "the kernels' source: build, export, check or show the series",
+      "the kernels' source: tree, export, check or show the series",
   )
   p.set_defaults(run=_patch)
   actions = p.add_subparsers(dest="action", required=True)

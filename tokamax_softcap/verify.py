@@ -5,7 +5,7 @@ For each configuration and mask variant, runs the forward and VJP of
 unfused fp32 reference (`tokamax_softcap.reference`, on the same inputs
 upcast to f32) with JAX, and reports per gradient the relative error
 `max|x - ref| / max|ref|`, the largest pre-cap logit |u| over attended
-entries, and pass/fail (`CRITERIA`). bf16 rows also report tokamax's XLA
+entries, and pass/fail by the criteria it prints after the table. bf16 rows also report tokamax's XLA
 implementation's errors on the same inputs, the yardstick they are judged by.
 
 Configurations, inputs and the comparison itself: `tokamax_softcap.harness`.
