@@ -20,7 +20,6 @@ Gemma 2 27B scales queries by 1/sqrt(144), not 1/sqrt(head_dim).
 """
 
 import argparse
-import contextlib
 import dataclasses
 import time
 
@@ -206,17 +205,12 @@ def main():
   config = TINY if args.tiny else Config()
   if args.steps:
     config = dataclasses.replace(config, steps=args.steps)
-  context = (
-      interpret.interpret()
-      if interpret.is_needed()
-      else contextlib.nullcontext()
-  )
   print(config)
   print(
       f"largest pre-cap logit at init: {max_logit(config):.1f}"
       f" (cap {config.logits_soft_cap})"
   )
-  with context:
+  with interpret.if_needed():
     results = {}
     for implementation in ("xla", "triton"):
       losses, params, seconds = train(config, implementation)

@@ -5,8 +5,8 @@ import math
 
 import jax.numpy as jnp
 from tokamax_softcap import cli
-from tokamax_softcap import patched
 from tokamax_softcap import harness
+from tokamax_softcap import patched
 from tokamax_softcap import verify
 
 

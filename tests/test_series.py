@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import pytest
 from tokamax._src.ops.attention import base
 import tokamax_softcap
+from tokamax_softcap import harness
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
-from tokamax_softcap import harness
 import configs  # pylint: disable=g-bad-import-order
 
 CAP = configs.CAP
@@ -38,8 +38,8 @@ def patched_upstream(tree):
   return fwd.PallasTritonFlashAttention(vjp=vjp_op, bypass_device_check=True)
 
 
-def test_check_applies_series_and_matches_package():
-  report = upstream_tree.check()
+def test_check_applies_series_and_matches_package(tree):
+  report = upstream_tree.check(tree)
   assert (
       report[0]
       == f"git am: {len(patched.series())} patches applied to the wheel's files:"

@@ -11,8 +11,8 @@ import jax
 import pytest
 from tokamax._src.ops.attention import test_base
 import tokamax_softcap
-from tokamax_softcap import interpret
 from tokamax_softcap import harness
+from tokamax_softcap import interpret
 from tokamax_softcap import verify
 import configs  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order

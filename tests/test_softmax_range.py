@@ -16,8 +16,8 @@ import pytest
 import tokamax
 from tokamax._src.ops.attention import base
 import tokamax_softcap
-from tokamax_softcap import reference
 from tokamax_softcap import harness
+from tokamax_softcap import reference
 
 CAPS = (0.5, 5.0, 11.0, 12.0, 30.0, 50.0, 60.0, 61.0, 1000.0)
 SHAPE = (1, 64, 2, 32)  # B, T, H, D; one kv head (MQA).

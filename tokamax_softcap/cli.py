@@ -9,7 +9,6 @@ interpreter at reduced sizes; GPU use: README, "On a GPU".
 """
 
 import argparse
-import contextlib
 import datetime
 import pathlib
 import platform
@@ -20,10 +19,10 @@ import jax
 import tokamax
 import tokamax_softcap
 from tokamax_softcap import bench
+from tokamax_softcap import harness
 from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
-from tokamax_softcap import harness
 from tokamax_softcap import verify
 
 
@@ -85,7 +84,7 @@ def _verify(args: argparse.Namespace) -> int:
         " sizes).",
         file=sys.stderr,
     )
-  with interpret.interpret() if interpreted else contextlib.nullcontext():
+  with interpret.if_needed():
     return verify.main(
         configs,
         args.variants,
@@ -117,7 +116,7 @@ def _bench(args: argparse.Namespace) -> int:
   else:
     shapes = bench.sweep(args.seq_lens, args.head_dims, args.heads, args.masks)
     reps = args.reps
-  with interpret.interpret() if interpreted else contextlib.nullcontext():
+  with interpret.if_needed():
     return bench.main(
         shapes,
         impls,

@@ -131,3 +131,17 @@ def interpret() -> Iterator[None]:
 def is_needed() -> bool:
   """Returns whether the default backend needs interpret mode (no GPU)."""
   return jax.default_backend() != "gpu"
+
+
+@contextlib.contextmanager
+def if_needed() -> Iterator[bool]:
+  """Within this context, kernels are interpreted if `is_needed()` (no GPU).
+
+  Yields:
+    Whether they are.
+  """
+  if is_needed():
+    with interpret():
+      yield True
+  else:
+    yield False

@@ -11,8 +11,5 @@ from tokamax_softcap import interpret
 
 @pytest.fixture(autouse=True)
 def _interpret_without_gpu():
-  if interpret.is_needed():
-    with interpret.interpret():
-      yield
-  else:
+  with interpret.if_needed():
     yield

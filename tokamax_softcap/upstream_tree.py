@@ -213,30 +213,31 @@ def run_upstream_test(
   )
 
 
-def check() -> list[str]:
-  """Checks that the series applies to the wheel and matches the package.
+def check(tree: pathlib.Path | str) -> list[str]:
+  """Checks that a tree's series matches the package, file for file.
+
+  Args:
+    tree: A tree made by `build` (which `git am`s the whole series, raising
+      `subprocess.CalledProcessError` if a patch does not apply).
 
   Returns:
     What was checked, one line each.
 
   Raises:
-    subprocess.CalledProcessError: if `git am` fails.
     AssertionError: if a file of the `git am` result differs from the source
       `tokamax_softcap.patched` executes.
   """
-  report = []
-  with tempfile.TemporaryDirectory() as tmp:
-    tree = build(pathlib.Path(tmp) / "tokamax")
-    log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
-    report.append(f"git am: {len(log)} patches applied to the wheel's files:")
-    report.extend(f"  {subject}" for subject in reversed(log))
-    for name in patched.MODULES:
-      path = patched.upstream_path(name)
-      if (tree / path).read_text() != patched.patched_source(name):
-        raise AssertionError(
-            f"{path}: `git am` gives other text than tokamax_softcap.patched."
-        )
-      report.append(f"{path}: identical to what tokamax_softcap.patched runs.")
+  tree = pathlib.Path(tree)
+  log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
+  report = [f"git am: {len(log)} patches applied to the wheel's files:"]
+  report.extend(f"  {subject}" for subject in reversed(log))
+  for name in patched.MODULES:
+    path = patched.upstream_path(name)
+    if (tree / path).read_text() != patched.patched_source(name):
+      raise AssertionError(
+          f"{path}: `git am` gives other text than tokamax_softcap.patched."
+      )
+    report.append(f"{path}: identical to what tokamax_softcap.patched runs.")
   return report
 
 
@@ -271,9 +272,9 @@ def main(
   if action == "show":
     print(patched.patched_source(argument), end="")
     return 0
-  print("\n".join(check()))
   with tempfile.TemporaryDirectory() as tmp:
     tree = build(pathlib.Path(tmp) / "tokamax")
+    print("\n".join(check(tree)))
     print(f"upstream's own tests of the series (-k '{SERIES_TESTS}'):")
     result = run_upstream_test(tree, "-q", "-k", SERIES_TESTS, *pytest_args)
   print(result.stdout[-2000:] + result.stderr[-2000:])

@@ -93,6 +93,15 @@ class Row:
   unsharded_difference: float | None = None
 
 
+def _errors(actual, expected) -> dict[str, float]:
+  """Returns each gradient's relative error, by name (those with a reference)."""
+  return {
+      name: harness.relative_error(a, e)
+      for name, a, e in zip(harness.GRADS, actual, expected)
+      if e is not None
+  }
+
+
 def verify_one(
     config: harness.Config,
     variant: str,
@@ -119,11 +128,7 @@ def verify_one(
     ValueError: for `sharded`, if `harness.q_sharding(config)` is `None`.
   """
   grads = harness.gradients(config, variant, dtype, logit_std)
-  errors = {
-      name: harness.relative_error(a, e)
-      for name, a, e in zip(harness.GRADS, grads.actual, grads.expected)
-      if e is not None
-  }
+  errors = _errors(grads.actual, grads.expected)
   xla_errors = {}
   if dtype == "float32":
     bounds = {name: F32_BOUND for name in errors}
@@ -136,11 +141,7 @@ def verify_one(
         op=api.IMPLEMENTATIONS["xla"],
         with_reference=False,
     ).actual
-    xla_errors = {
-        name: harness.relative_error(x, e)
-        for name, x, e in zip(harness.GRADS, xla, grads.expected)
-        if e is not None
-    }
+    xla_errors = _errors(xla, grads.expected)
     pr_bounds = PR_BOUNDS.get(config.name, {})
     bounds = {
         name: min(XLA_FACTOR * xla_errors[name], pr_bounds.get(name, math.inf))
@@ -291,9 +292,9 @@ def main(
   """Runs `verify`: rows to stderr as they finish, then the table to stdout.
 
   Args:
-    configs: The configurations (see `configs`).
-    variants: Of `harness.VARIANTS`; those a configuration or the devices cannot run
-      are left out (see `runs`).
+    configs: The configurations (see `sized_configs`).
+    variants: Of `harness.VARIANTS`; those a configuration or the devices
+      cannot run are left out (see `runs`).
     dtypes: Of `DTYPES`.
     logit_std: Standard deviation of the pre-cap logits; default the cap.
     json_path: Also write `report` there (`"-"`: to stdout, instead of the
