@@ -23,6 +23,19 @@ F32_RTOL = 5e-7
 # causal document). See README, "bf16 accuracy". 3e-2 is 2x the measured
 # maximum: a regression bound for these inputs, not an accuracy claim.
 BF16_REGRESSION_BOUND = 3e-2
+# head_dim 320-512 (`test_wide_heads.py`), in units of max|ref|. f32: the
+# dots sum over up to 4x the dims of the other tests' (64, 128); the largest
+# error measured there is 5.9e-6 (dq, head_dim 320, window; CPU interpreter,
+# 2026-11-30), so 2x that. 16-bit: `relative_error` bounds, 2x the largest
+# measured on the same inputs (bf16 dq 2.7e-2 at head_dim 512, for the
+# reasons of `BF16_REGRESSION_BOUND`; f16 dq 1.7e-3).
+WIDE_F32_ATOL = 1.2e-5
+WIDE_16BIT_BOUND = {"bfloat16": 6e-2, "float16": 4e-3}
+# f32 with DEFAULT precision on a GPU, whose dots may then take TF32
+# operands (a 10-bit mantissa): a `relative_error` bound, 2x the largest
+# measured in `test_wide_heads.py` (dq 9.0e-3 at head_dim 512, 1.5e-3 at 256;
+# H200, 2026-11-30).
+TF32_BOUND = 2e-2
 
 
 def max_abs(tree) -> float:
@@ -30,20 +43,24 @@ def max_abs(tree) -> float:
   return max(float(jnp.max(jnp.abs(x))) for x in jax.tree.leaves(tree))
 
 
-def assert_close_f32(actual, expected, *, scale: float | None = None) -> None:
+def assert_close_f32(
+    actual, expected, *, scale: float | None = None, atol: float = F32_ATOL
+) -> None:
   """Asserts the arrays of `actual` are finite and match `expected`'s.
 
   Args:
     actual: A tree of arrays.
     expected: A tree of the same structure (the reference's).
     scale: The unit of `atol`; default each array's own max|ref|.
+    atol: The absolute tolerance, in units of `scale`.
   """
   chex.assert_trees_all_equal_structs(actual, expected)
   chex.assert_tree_all_finite(actual)
   for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
     unit = max_abs(e) if scale is None else scale
-    atol = F32_ATOL * max(unit, 1e-30)
-    chex.assert_trees_all_close(a, e, atol=atol, rtol=F32_RTOL)
+    chex.assert_trees_all_close(
+        a, e, atol=atol * max(unit, 1e-30), rtol=F32_RTOL
+    )
 
 
 def max_logit(q, k, bias=None, logits_scale=None) -> float:

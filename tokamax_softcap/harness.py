@@ -46,7 +46,7 @@ class Config:
     num_heads: Query heads `H`.
     num_kv_heads: Key/value heads `h` (`H % h == 0`; GQA when `h < H`).
     head_dim: `D`, for `q`, `k` and `v`.
-    logits_soft_cap: The cap `c`.
+    logits_soft_cap: The cap `c` (`None`: no cap).
     window: Sliding-window size of the `window` variant (keys `q - window < k
       <= q`); the variant runs only if `window < seq_len`.
   """
@@ -57,7 +57,7 @@ class Config:
   num_heads: int
   num_kv_heads: int
   head_dim: int
-  logits_soft_cap: float
+  logits_soft_cap: float | None
   window: int
 
 
@@ -228,13 +228,15 @@ def gradients(
     logit_std: float | None = None,
     op: base.DotProductAttention | None = None,
     with_reference: bool = True,
+    precision: jax.lax.Precision | None = None,
 ) -> Gradients:
   """Differentiates the op and the reference on the same inputs.
 
   Args:
     config: The attention layer.
     variant: One of `VARIANTS`.
-    dtype: `"bfloat16"` or `"float32"`, of inputs and outputs.
+    dtype: `"bfloat16"`, `"float16"` or `"float32"`, of inputs and outputs
+      (`"float16"` needs `precision`).
     logit_std: Standard deviation of the pre-cap logits; default the cap.
     op: The op, e.g. tokamax's XLA one; default
       `PallasTritonFlashAttention()` (`sharded` calls
@@ -242,6 +244,7 @@ def gradients(
       this package's op once it is imported).
     with_reference: If false, `expected` holds `None`s (saves the fp32
       reference's time).
+    precision: The op's `precision`; default `PRECISION[dtype]`.
 
   Raises:
     ValueError: for `sharded`, if `q_sharding(config)` is `None`.
@@ -258,7 +261,8 @@ def gradients(
 
   # f32 at full f32 precision (DEFAULT would let the GPU use TF32); bf16 with
   # its default (bf16 operands, f32 accumulation), as tokamax's tests do.
-  precision = PRECISION[dtype]
+  if precision is None:
+    precision = PRECISION[dtype]
 
   def kernel(q, k, v, bias):
     return op(

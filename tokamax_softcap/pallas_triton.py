@@ -20,6 +20,7 @@ from tokamax_softcap import pallas_triton_vjp
 from tokamax_softcap import patched
 
 Config = upstream.Config
+_PATCHED = patched.pallas_triton.PallasTritonFlashAttention
 
 
 def check_logits_soft_cap(logits_soft_cap: object) -> float | None:
@@ -169,6 +170,10 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
         )
     return op.BoundArguments(self, arguments)
 
-  _fwd = patched.op_method(
-      patched.pallas_triton.PallasTritonFlashAttention._fwd, Config
+  _fwd = patched.op_method(_PATCHED._fwd, Config)
+  _get_heuristics_config = patched.op_method(
+      _PATCHED._get_heuristics_config, Config
+  )
+  _get_autotuning_configs = patched.op_method(
+      _PATCHED._get_autotuning_configs, Config
   )
