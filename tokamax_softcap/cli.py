@@ -60,7 +60,9 @@ def parser() -> argparse.ArgumentParser:
   with them (`COMMANDS`).
   """
   result = _Parser(prog="tokamax-softcap", description=__doc__)
-  commands = result.add_subparsers(dest="command", required=True)
+  commands = result.add_subparsers(
+      dest="command", required=True, title="commands"
+  )
   for name, (module, summary) in COMMANDS.items():
     command = commands.add_parser(
         name, help=summary, description=module.__doc__

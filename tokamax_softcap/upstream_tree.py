@@ -284,7 +284,7 @@ def check(tree: pathlib.Path | str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser):
   """Declares `main`'s arguments as the command line's actions and options."""
-  actions = parser.add_subparsers(dest="action", required=True)
+  actions = parser.add_subparsers(dest="action", required=True, title="actions")
 
   def add(name, summary):
     return actions.add_parser(name, help=summary, description=summary)
