@@ -10,6 +10,7 @@ describes a command and its options.
 """
 
 import argparse
+import textwrap
 
 from absl import logging as absl_logging
 from tokamax_softcap import bench
@@ -33,12 +34,24 @@ COMMANDS = {
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-  """Keeps docstrings' line breaks; shows defaults other than None/False."""
+  """Keeps docstrings' line breaks and values whole; shows defaults.
+
+  Defaults of None and False (unset options, flags) are not shown.
+  """
 
   def _fill_text(self, text, width, indent):
     if "\n" in text:  # A docstring, laid out already.
       return super()._fill_text(text, width, indent)
     return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+  def _split_lines(self, text, width):
+    # Keeps comma-separated values such as `packed-k-start` whole.
+    return textwrap.wrap(
+        " ".join(text.split()),
+        width,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
   def _get_help_string(self, action):
     if action.default in (None, False, argparse.SUPPRESS):
