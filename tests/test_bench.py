@@ -1,5 +1,7 @@
 """`bench`'s plumbing (its numbers need a GPU: README, "Benchmarks")."""
 
+import csv
+import dataclasses
 import json
 
 import jax.numpy as jnp
@@ -29,6 +31,58 @@ def test_dry_run_writes_every_output(tmp_path):
   assert "ours / ours-nocap" in (tmp_path / "bench.md").read_text()
   assert (tmp_path / "bench.csv").read_text().count("\n") == len(results) + 1
   assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_write_report_writes_every_format(tmp_path):
+  shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
+  common = dict(
+      shape=str(shape), seq_len=1024, head_dim=64, heads="gqa", mask="causal"
+  )
+  results = [
+      bench.Result(
+          **common,
+          implementation=name,
+          fwd_ms=1.0,
+          fwd_bwd_ms=ms,
+          peak_memory_mb=10.0,
+          memory_ratio=ratio,
+      )
+      for name, ms, ratio in (("ours", 3.0, 2.0), ("ours-nocap", 2.0, 1.8))
+  ]
+  results.append(
+      bench.Result(
+          **common,
+          implementation="xla",
+          fwd_ms=None,
+          fwd_bwd_ms=None,
+          peak_memory_mb=None,
+          memory_ratio=None,
+          error="out of memory",
+      )
+  )
+  environment = dict(date="2026-12-01", device="gpu: NVIDIA H200")
+  out = tmp_path / "new"  # Created.
+  paths = bench.write_report(out, environment, results)
+  names = ["bench.json", "bench.csv", "bench.md", "bench.png"]
+  assert paths == [out / name for name in names]
+  assert json.loads(paths[0].read_text()) == dict(
+      environment=environment,
+      results=[dataclasses.asdict(r) for r in results],
+  )
+  with open(paths[1], newline="") as f:
+    rows = list(csv.DictReader(f))
+  assert [r["implementation"] for r in rows] == ["ours", "ours-nocap", "xla"]
+  assert rows[2]["error"] == "out of memory" and rows[2]["fwd_bwd_ms"] == ""
+  table = paths[2].read_text().splitlines()
+  assert table[0] == "date 2026-12-01, device gpu: NVIDIA H200"
+  assert table[2].startswith(
+      "| shape | ours (ms) | ours-nocap (ms) | xla (ms) |"
+  )
+  # ours / ours-nocap 1.5x; no ours-stable; xla failed; ours' memory ratio.
+  assert table[-1] == f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | 2.00 |"
+  assert paths[3].read_bytes()[:4] == b"\x89PNG"
+  with pytest.raises(ValueError, match="No results"):
+    bench.write_report(tmp_path, environment, [])
 
 
 def test_refuses_to_time_without_gpu(tmp_path):

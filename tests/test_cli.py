@@ -1,12 +1,20 @@
-"""The command line's `verify` report and `patch show` (`bench`: test_bench.py)."""
+"""The command line: its options, `verify`, `patch` (`bench`: test_bench.py)."""
 
+import argparse
+import dataclasses
+import functools
+import inspect
 import json
 import math
+import pathlib
 
 import jax.numpy as jnp
+import pytest
 from tokamax_softcap import cli
 from tokamax_softcap import harness
+from tokamax_softcap import interpret
 from tokamax_softcap import patched
+from tokamax_softcap import upstream_tree
 from tokamax_softcap import verify
 
 
@@ -62,3 +70,144 @@ def test_patch_show_prints_the_source_that_runs(capsys):
   source = capsys.readouterr().out
   assert source == patched.patched_source("pallas_triton_vjp")
   assert "logits_soft_cap" in source and "def _bwd_dkdv(" in source
+
+
+def _parsers(parser):
+  """Yields `parser` and its subcommands' parsers, depth first."""
+  yield parser
+  for action in parser._actions:  # pylint: disable=protected-access
+    if isinstance(action, argparse._SubParsersAction):  # pylint: disable=protected-access
+      for subparser in action.choices.values():
+        yield from _parsers(subparser)
+
+
+def test_every_command_and_option_is_described(monkeypatch):
+  monkeypatch.setenv("COLUMNS", "1000")  # One line per option.
+  for parser in _parsers(cli.parser()):
+    assert parser.description, parser.prog
+    text = parser.format_help()
+    for action in parser._actions:  # pylint: disable=protected-access
+      if isinstance(action, argparse._SubParsersAction):  # pylint: disable=protected-access
+        for choice in action._choices_actions:  # pylint: disable=protected-access
+          assert choice.help, (parser.prog, choice.dest)
+        continue
+      assert action.help, (parser.prog, action.dest)
+      if action.default not in (None, False, argparse.SUPPRESS):
+        assert f"(default: {action.default})" in text, action.dest
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify"],
+        ["bench"],
+        ["patch", "check", "--", "-x"],
+        ["patch", "tree", "dir"],
+        ["patch", "export", "tree", "--out", "dir"],
+        ["patch", "show", "pallas_triton"],
+    ],
+)
+def test_options_are_the_arguments_of_the_main_they_run(argv):
+  args = vars(cli.parser().parse_args(argv))
+  del args["command"]
+  main = args.pop("main")
+  parameters = inspect.signature(main).parameters
+  assert set(args) <= set(parameters) | {
+      f.name for f in dataclasses.fields(harness.Config)  # verify's overrides
+  }
+  inspect.signature(main).bind(**args)
+
+
+def test_verify_sizes_then_overrides_the_configurations(monkeypatch):
+  calls = []
+  monkeypatch.setattr(verify, "verify_all", lambda *a, **kw: calls.append(a))
+  argv = ["verify", "--config", "pr-check", "--dtype", "float32"]
+  argv += ["--batch", "3", "--seq-len", "256", "--heads", "6", "--kv-heads"]
+  argv += ["3", "--head-dim", "64", "--window", "32", "--cap", "20.5"]
+  for size, sized in (
+      ("full", harness.PR_CHECK),
+      ("cpu", harness.cpu_sized(harness.PR_CHECK)),
+  ):
+    cli.main(argv + ["--size", size])
+    ((configs, variants, dtypes, logit_std),) = calls[-1:]
+    assert configs == [
+        dataclasses.replace(
+            sized,
+            batch=3,
+            seq_len=256,
+            num_heads=6,
+            num_kv_heads=3,
+            head_dim=64,
+            window=32,
+            logits_soft_cap=20.5,
+        )
+    ]
+    assert variants == list(harness.VARIANTS) and dtypes == ["float32"]
+    assert logit_std is None
+  # Without overrides, `auto` sizes for the device.
+  cli.main(["verify", "--config", "gemma2-2b,pr-check"])
+  size = "cpu" if interpret.is_needed() else "full"
+  assert calls[-1][0] == verify.sized_configs(["gemma2-2b", "pr-check"], size)
+
+
+def _series_dir(root, monkeypatch):
+  """Makes `root/tokamax_softcap/patches`, holding one patch, the series'."""
+  series = root / "tokamax_softcap" / "patches"
+  series.mkdir(parents=True)
+  (series / "0001-Old.patch").write_text("old\n")
+  monkeypatch.setattr(patched, "SERIES_DIR", series)
+  return series
+
+
+@pytest.fixture
+def small_tree(tmp_path):
+  """A git tree as `upstream_tree.build` makes, with one file and one patch."""
+  tree = tmp_path / "tree"
+  tree.mkdir()
+  git = functools.partial(upstream_tree._git, tree)  # pylint: disable=protected-access
+  git("init", "-q")
+  (tree / "a.py").write_text("a = 1\n")
+  git("add", "-A")
+  git("commit", "-q", "-m", "Wheel's files")
+  git("tag", upstream_tree.BASE_TAG)
+  (tree / "a.py").write_text("a = 2\n")
+  git("commit", "-q", "-a", "-m", "Change a")
+  return tree
+
+
+def test_patch_export_replaces_the_checkouts_series(
+    small_tree, tmp_path, monkeypatch, capsys
+):
+  series = _series_dir(tmp_path / "repo", monkeypatch)
+  (tmp_path / "repo" / "patches").symlink_to("tokamax_softcap/patches")
+  assert upstream_tree.checkout_series_dir() == tmp_path / "repo" / "patches"
+  assert cli.main(["patch", "export", str(small_tree)]) == 0
+  new = tmp_path / "repo" / "patches" / "0001-Change-a.patch"
+  assert capsys.readouterr().out.split() == [str(new)]
+  assert [p.name for p in series.iterdir()] == [new.name]  # The old is gone.
+  assert "+a = 2" in new.read_text()
+
+
+def test_patch_export_never_writes_into_an_installed_package(
+    small_tree, tmp_path, monkeypatch, capsys
+):
+  series = _series_dir(tmp_path / "site-packages", monkeypatch)
+  assert upstream_tree.checkout_series_dir() is None
+  assert cli.main(["patch", "export", str(small_tree)]) == 2
+  assert "`--out DIR`" in capsys.readouterr().err
+  with pytest.raises(ValueError, match="not run from a source checkout"):
+    upstream_tree.export(small_tree)
+  out = tmp_path / "series"
+  argv = ["patch", "export", str(small_tree), "--out", str(out)]
+  assert cli.main(argv) == 0
+  assert capsys.readouterr().out.split() == [str(out / "0001-Change-a.patch")]
+  assert "+a = 2" in (out / "0001-Change-a.patch").read_text()
+  assert [p.read_text() for p in series.iterdir()] == ["old\n"]
+
+
+def test_this_checkout_is_one():
+  root = pathlib.Path(__file__).resolve().parents[1]
+  if pathlib.Path(patched.__file__).resolve().parents[1] != root:
+    pytest.skip("tokamax_softcap is installed, not run from this checkout.")
+  found = upstream_tree.checkout_series_dir()
+  assert found is not None and found.resolve() == (root / "patches").resolve()

@@ -101,3 +101,11 @@ def test_forward_and_residuals_equal_patched_upstream_bitwise(patched_upstream):
   theirs = patched_upstream(q, k, v, **kwargs)
   chex.assert_tree_all_finite(ours)
   chex.assert_trees_all_equal(ours, theirs)
+
+
+def test_unchanged_tree_exports_the_series_byte_for_byte(tree, tmp_path):
+  exported = upstream_tree.export(tree, tmp_path / "series")
+  series = patched.series()
+  assert [p.name for p in exported] == [p.name for p in series]
+  for new, old in zip(exported, series):
+    assert new.read_bytes() == old.read_bytes(), new.name

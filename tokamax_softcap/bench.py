@@ -21,6 +21,7 @@ it), XLA (`xla`) and chunked XLA (`xla_chunked`) implementations with the
 cap. Ratios are taken within one run.
 """
 
+import argparse
 from collections.abc import Callable, Iterator, Sequence
 import csv
 import dataclasses
@@ -39,6 +40,9 @@ from tokamax._src import benchmarking
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
 import tokamax_softcap
+from tokamax_softcap import cli_types
+from tokamax_softcap import harness
+from tokamax_softcap import interpret
 import tqdm
 
 TOKENS_PER_CALL = 16384
@@ -60,9 +64,13 @@ CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # local layers: window 4096, `local_window_size=(W - 1, 0)`); `N` causal
 # documents of equal length packed into each sequence (`k_start`).
 MASKS = ("causal", "full", "window-1024", "window-4096", "docs-4")
+DEFAULT_MASKS = ("causal", "full")
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
 # Fewer rounds leave the median at the mercy of a few slow ones.
 MIN_REPS = 20
+REPS = 20
+INPUT_SETS = 4
+DRY_RUN_REPS = 2
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -137,7 +145,7 @@ def sweep(
     seq_lens: Sequence[int] = SEQ_LENS,
     head_dims: Sequence[int] = HEAD_DIMS,
     heads: Sequence[str] = tuple(HEADS),
-    masks: Sequence[str] = ("causal", "full"),
+    masks: Sequence[str] = DEFAULT_MASKS,
 ) -> list[Shape]:
   """Returns the shapes of the sweep (the full one by default)."""
   return [
@@ -226,8 +234,8 @@ def run(
     shapes: Sequence[Shape],
     implementations: Sequence[str] = IMPLEMENTATIONS,
     *,
-    reps: int = 20,
-    input_sets: int = 4,
+    reps: int = REPS,
+    input_sets: int = INPUT_SETS,
     dtype=jnp.bfloat16,
 ) -> Iterator[Result]:
   """Benchmarks every implementation at every shape; yields results.
@@ -397,7 +405,7 @@ def write_report(
   return paths
 
 
-def main(
+def benchmark(
     shapes: Sequence[Shape],
     implementations: Sequence[str],
     *,
@@ -406,7 +414,7 @@ def main(
     out: pathlib.Path,
     environment: dict[str, str],
 ) -> int:
-  """Runs `bench`: progress to stderr, the table to stdout, files to `out`.
+  """Benchmarks: progress to stderr, the table to stdout, files to `out`.
 
   Args:
     shapes: The sweep.
@@ -441,3 +449,118 @@ def main(
   print(paths[2].read_text())
   print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
   return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser):
+  """Declares `main`'s arguments as the command line's options."""
+  parser.add_argument(
+      "--seq-lens",
+      type=cli_types.integers,
+      default=",".join(map(str, SEQ_LENS)),
+      help=f"sequence lengths T (batch: max(1, {TOKENS_PER_CALL} // T))",
+  )
+  parser.add_argument(
+      "--head-dims",
+      type=cli_types.integers,
+      default=",".join(map(str, HEAD_DIMS)),
+      help="head dims D",
+  )
+  layouts = ", ".join(f"{k} {q}/{kv}" for k, (q, kv) in HEADS.items())
+  parser.add_argument(
+      "--heads",
+      **cli_types.comma_separated(HEADS),
+      help=f"query/kv head layouts ({layouts})",
+  )
+  parser.add_argument(
+      "--masks",
+      **cli_types.comma_separated(MASKS, DEFAULT_MASKS),
+      help=f"masks, of {','.join(MASKS)}",
+  )
+  parser.add_argument(
+      "--impls",
+      **cli_types.comma_separated(IMPLEMENTATIONS),
+      help="implementations (those the device lacks are skipped, with a"
+      " message)",
+  )
+  parser.add_argument(
+      "--reps",
+      type=int,
+      default=REPS,
+      help=f"timed rounds (>= {MIN_REPS})",
+  )
+  parser.add_argument(
+      "--input-sets",
+      type=int,
+      default=INPUT_SETS,
+      help="input sets, one call each a round",
+  )
+  parser.add_argument(
+      "--out",
+      default="bench",
+      help="output directory, for bench.{json,csv,md,png}",
+  )
+  parser.add_argument(
+      "--dry-run",
+      action="store_true",
+      help=f"tiny sizes, {DRY_RUN_REPS} rounds, every implementation the"
+      " device has but Mosaic GPU (on a CPU: in the Pallas interpreter);"
+      " numbers meaningless",
+  )
+
+
+def main(
+    *,
+    seq_lens: Sequence[int] = SEQ_LENS,
+    head_dims: Sequence[int] = HEAD_DIMS,
+    heads: Sequence[str] = tuple(HEADS),
+    masks: Sequence[str] = DEFAULT_MASKS,
+    impls: Sequence[str] = IMPLEMENTATIONS,
+    reps: int = REPS,
+    input_sets: int = INPUT_SETS,
+    out: pathlib.Path | str = "bench",
+    dry_run: bool = False,
+) -> int:
+  """Runs `python -m tokamax_softcap bench`.
+
+  Args:
+    seq_lens: Sequence lengths of the sweep (see `sweep`).
+    head_dims: Head dims of the sweep.
+    heads: Keys of `HEADS`.
+    masks: Of `MASKS`.
+    impls: Of `IMPLEMENTATIONS` (see `benchmark`).
+    reps: Timed rounds, at least `MIN_REPS`.
+    input_sets: Input sets, one call each a round.
+    out: Directory for `write_report`.
+    dry_run: Instead of the sweep, `dry_run_shapes` with `DRY_RUN_REPS`
+      rounds and without Mosaic GPU (on a CPU: in the Pallas interpreter);
+      the numbers mean nothing, the code paths are exercised.
+
+  Returns:
+    The exit code: 0; 2 if nothing ran, if `reps < MIN_REPS`, or without a
+    GPU unless `dry_run` (interpreted timings mean nothing).
+  """
+  if interpret.is_needed() and not dry_run:
+    print(
+        "bench: no GPU, and timings of the CPU interpreter mean nothing."
+        " Use --dry-run to exercise the benchmark at tiny sizes.",
+        file=sys.stderr,
+    )
+    return 2
+  if dry_run:
+    # It exercises this package's code; Mosaic GPU's kernels are left out.
+    shapes, reps = dry_run_shapes(), DRY_RUN_REPS
+    impls = [n for n in impls if n != "mosaic"]
+  elif reps < MIN_REPS:
+    print(f"bench: --reps must be at least {MIN_REPS}.", file=sys.stderr)
+    return 2
+  else:
+    shapes = sweep(seq_lens, head_dims, heads, masks)
+  with interpret.if_needed():
+    return benchmark(
+        shapes,
+        impls,
+        reps=reps,
+        input_sets=input_sets,
+        out=pathlib.Path(out),
+        environment=harness.environment(),
+    )

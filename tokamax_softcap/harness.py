@@ -4,7 +4,8 @@ Attention layers to check (`Config`, `CONFIGS`), their mask variants
 (`mask_variant`), random inputs (`make_inputs`), and `gradients`, which
 differentiates the op (by default `PallasTritonFlashAttention`) and the
 unfused fp32 reference (`tokamax_softcap.reference`, on the same inputs
-upcast to f32) with JAX.
+upcast to f32) with JAX. `environment` names the facts of a run that `verify`
+and `bench` report.
 
 Inputs are random with the shapes of the configuration: `q`, `k` ~ N(0, s)
 with `s = sqrt(logit_std)` (so with `logits_scale = 1/sqrt(D)` the pre-cap
@@ -14,14 +15,17 @@ are beyond the linear range of `tanh` and the largest reach ~5x the cap),
 """
 
 import dataclasses
+import datetime
 import functools
 import math
+import platform
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import tokamax
 from tokamax._src.ops.attention import base
+import tokamax_softcap
 from tokamax_softcap import pallas_triton
 from tokamax_softcap import reference
 
@@ -99,6 +103,19 @@ def cpu_sized(config: Config) -> Config:
       num_heads=min(config.num_heads, 4),
       num_kv_heads=min(config.num_kv_heads, 2),
       window=min(config.window, seq_len // 2),
+  )
+
+
+def environment() -> dict[str, str]:
+  """Returns the facts of a run to report: date, device, versions."""
+  device = jax.devices()[0]
+  return dict(
+      date=datetime.date.today().isoformat(),
+      device=f"{device.platform}: {device.device_kind}",
+      python=platform.python_version(),
+      jax=jax.__version__,
+      tokamax=tokamax.__version__,
+      tokamax_softcap=tokamax_softcap.__version__,
   )
 
 

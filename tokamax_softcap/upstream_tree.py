@@ -8,8 +8,11 @@ how it is edited and checked as the upstream pull request it is
   wheel's files at their upstream paths (commit "tokamax <version>"), with
   the series applied by `git am`, one commit per patch.
 - edit, test and commit in that tree (amend, `git rebase -i`, new commits);
-- `export DIR` (`export`): `git format-patch` the tree's commits back into
-  `patches/`.
+- `export TREE [--out DIR]` (`export`): `git format-patch` the tree's
+  commits back into the series: into `DIR`, by default into the repository's
+  `patches/` when the package runs from a source checkout (an editable
+  install). An installed package's folder is never written to: there,
+  `--out` is required.
 - `check` (`check`, `run_upstream_test`): builds a tree in a temporary
   directory, confirms that `git am` applies the whole series and that the
   result is, file for file, the source that `tokamax_softcap.patched`
@@ -18,6 +21,7 @@ how it is edited and checked as the upstream pull request it is
   module, as it runs.
 """
 
+import argparse
 from collections.abc import Sequence
 import importlib.metadata
 import os
@@ -91,15 +95,51 @@ def build(tree: pathlib.Path | str, *, apply: bool = True) -> pathlib.Path:
   return tree
 
 
-def export(tree: pathlib.Path | str) -> list[pathlib.Path]:
-  """Replaces the series with the tree's commits since the wheel's files.
+def checkout_series_dir() -> pathlib.Path | None:
+  """Returns the source checkout's `patches/`, if the package runs from one.
+
+  A checkout (and an editable install, which runs from it) has a `patches`
+  link next to the package that leads to the series the package reads; an
+  installed package has none.
+  """
+  link = patched.SERIES_DIR.parent.parent / "patches"
+  if link.resolve() == patched.SERIES_DIR.resolve():
+    return link
+  return None
+
+
+def export(
+    tree: pathlib.Path | str, out: pathlib.Path | str | None = None
+) -> list[pathlib.Path]:
+  """Writes the tree's commits since the wheel's files as the series.
+
+  The `*.patch` files already in the output directory are replaced, so a
+  patch dropped from the tree disappears from the series.
 
   Args:
     tree: A tree made by `build`.
+    out: The output directory (created if missing); by default the source
+      checkout's `patches/` (see `checkout_series_dir`).
 
   Returns:
-    The new patch files.
+    The new patch files, in `git am` order.
+
+  Raises:
+    ValueError: if `out` is `None` and the package does not run from a
+      source checkout (an installed package's folder is not written to).
+    subprocess.CalledProcessError: if `git format-patch` fails (then the
+      output directory is left as it was).
   """
+  if out is None:
+    out = checkout_series_dir()
+    if out is None:
+      raise ValueError(
+          f"tokamax_softcap is installed in {patched.SERIES_DIR.parent}, not"
+          " run from a source checkout (no `patches` link beside it), and an"
+          " installed package's folder is not written to: name the directory"
+          " for the series with `--out DIR` (`out=` from Python)."
+      )
+  out = pathlib.Path(out)
   with tempfile.TemporaryDirectory() as tmp:
     _git(
         pathlib.Path(tree),
@@ -112,11 +152,12 @@ def export(tree: pathlib.Path | str) -> list[pathlib.Path]:
         f"{BASE_TAG}..HEAD",
     )
     # Only once `format-patch` has succeeded, replace the old series.
-    for old in patched.series():
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.patch"):
       old.unlink()
-    for new in sorted(pathlib.Path(tmp).glob("*.patch")):
-      shutil.move(new, patched.SERIES_DIR / new.name)
-  return patched.series()
+    for new in pathlib.Path(tmp).glob("*.patch"):
+      shutil.move(new, out / new.name)
+  return sorted(out.glob("*.patch"))
 
 
 def load(tree: pathlib.Path | str) -> dict[str, types.ModuleType]:
@@ -242,18 +283,68 @@ def check(tree: pathlib.Path | str) -> list[str]:
   return report
 
 
+def add_arguments(parser: argparse.ArgumentParser):
+  """Declares `main`'s arguments as the command line's actions and options."""
+  actions = parser.add_subparsers(dest="action", required=True, title="actions")
+
+  def add(name, summary):
+    return actions.add_parser(name, help=summary, description=summary)
+
+  add(
+      "check",
+      "git am the series in a temporary tree, compare the result with the"
+      " package, run upstream's tests of the series",
+  ).add_argument(
+      "pytest_args", nargs="*", help="more pytest arguments (after --)"
+  )
+  add("tree", "build a tree with the series applied, to edit").add_argument(
+      "tree", metavar="DIR", type=pathlib.Path, help="directory to create"
+  )
+  export_parser = add(
+      "export", "git format-patch a tree's commits into the series"
+  )
+  export_parser.add_argument(
+      "tree",
+      metavar="TREE",
+      type=pathlib.Path,
+      help="a tree made by `patch tree`",
+  )
+  export_parser.add_argument(
+      "--out",
+      metavar="DIR",
+      type=pathlib.Path,
+      help="directory to write the series to, replacing the *.patch files"
+      " there (default: the source checkout's patches/; required where the"
+      " package is installed, not run from a checkout)",
+  )
+  add("show", "print the patched source of a module, as it runs").add_argument(
+      "module",
+      metavar="MODULE",
+      choices=patched.MODULES,
+      help=", ".join(patched.MODULES),
+  )
+
+
 def main(
     action: str,
-    argument: pathlib.Path | str | None = None,
+    *,
+    tree: pathlib.Path | str | None = None,
+    out: pathlib.Path | str | None = None,
+    module: str | None = None,
     pytest_args: Sequence[str] = (),
 ) -> int:
-  """Runs `patch ACTION` (see the module docstring); returns the exit code.
+  """Runs `python -m tokamax_softcap patch ACTION` (see the module docstring).
 
   Args:
     action: `"tree"`, `"export"`, `"check"` or `"show"`.
-    argument: The tree's directory (`tree`, `export`) or the module's name
-      (`show`, one of `patched.MODULES`).
+    tree: The tree's directory (`tree`, `export`).
+    out: Where `export` writes the series (see `export`).
+    module: The module `show` prints, one of `patched.MODULES`.
     pytest_args: More arguments for upstream's tests (`check`).
+
+  Returns:
+    The exit code: 0; 2 if `export` has nowhere to write (it says why on
+    stderr); for `check`, pytest's.
 
   Raises:
     ValueError: for another `action`.
@@ -261,17 +352,23 @@ def main(
   if action not in ("tree", "export", "check", "show"):
     raise ValueError(f"Unknown action {action!r}.")
   if action == "tree":
-    tree = build(argument)
+    tree = build(tree)
     print(f"{tree}: the tokamax wheel's files (tag {BASE_TAG}), with the")
     print("series applied by `git am`. Edit and commit there, then")
-    print(f"`python -m tokamax_softcap patch export {tree}`.")
+    hint = "" if checkout_series_dir() else " --out DIR"
+    print(f"`python -m tokamax_softcap patch export {tree}{hint}`.")
     return 0
   if action == "export":
-    for path in export(argument):
+    try:
+      paths = export(tree, out)
+    except ValueError as e:
+      print(f"patch export: {e}", file=sys.stderr)
+      return 2
+    for path in paths:
       print(path)
     return 0
   if action == "show":
-    print(patched.patched_source(argument), end="")
+    print(patched.patched_source(module), end="")
     return 0
   with tempfile.TemporaryDirectory() as tmp:
     tree = build(pathlib.Path(tmp) / "tokamax")

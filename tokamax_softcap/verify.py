@@ -5,8 +5,9 @@ For each configuration and mask variant, runs the forward and VJP of
 unfused fp32 reference (`tokamax_softcap.reference`, on the same inputs
 upcast to f32) with JAX, and reports per gradient the relative error
 `max|x - ref| / max|ref|`, the largest pre-cap logit |u| over attended
-entries, and pass/fail by the criteria it prints after the table. bf16 rows also report tokamax's XLA
-implementation's errors on the same inputs, the yardstick they are judged by.
+entries, and pass/fail by the criteria it prints after the table. bf16 rows
+also report tokamax's XLA implementation's errors on the same inputs, the
+yardstick they are judged by.
 
 Configurations, inputs and the comparison itself: `tokamax_softcap.harness`.
 
@@ -17,6 +18,7 @@ gradients are from the unsharded op's (`max|x - y| / max|y|`, "=" if bitwise
 equal); that difference is reported, not judged (measurements: `results/`).
 """
 
+import argparse
 from collections.abc import Iterator, Sequence
 import dataclasses
 import json
@@ -27,7 +29,9 @@ import sys
 import jax
 import jax.numpy as jnp
 from tokamax._src.ops.attention import api
+from tokamax_softcap import cli_types
 from tokamax_softcap import harness
+from tokamax_softcap import interpret
 import tqdm
 
 # Pass criteria on the relative error `max|x - ref| / max|ref|`.
@@ -280,7 +284,7 @@ def report(rows: Sequence[Row], environment: dict[str, str]) -> dict:
   )
 
 
-def main(
+def verify_all(
     configs: Sequence[harness.Config],
     variants: Sequence[str],
     dtypes: Sequence[str],
@@ -289,7 +293,7 @@ def main(
     json_path: str | None,
     environment: dict[str, str],
 ) -> int:
-  """Runs `verify`: rows to stderr as they finish, then the table to stdout.
+  """Verifies every run: rows to stderr as they finish, the table to stdout.
 
   Args:
     configs: The configurations (see `sized_configs`).
@@ -333,3 +337,114 @@ def main(
   failed = sum(not r.passed for r in rows)
   print(f"{len(rows) - failed} passed, {failed} failed", file=sys.stderr)
   return 1 if failed else 0
+
+
+def add_arguments(parser: argparse.ArgumentParser):
+  """Declares `main`'s arguments as the command line's options."""
+  parser.add_argument(
+      "--config",
+      dest="configs",
+      metavar="CONFIGS",
+      **cli_types.comma_separated(harness.CONFIGS),
+      help="configurations: gemma2-2b (Gemma 2 2B's attention), pr-check (the"
+      " upstream pull request's check)",
+  )
+  parser.add_argument(
+      "--variants",
+      **cli_types.comma_separated(harness.VARIANTS),
+      help="mask variants (sharded: with 2+ devices)",
+  )
+  parser.add_argument(
+      "--dtype",
+      dest="dtypes",
+      **cli_types.comma_separated(DTYPES),
+      help="input dtypes",
+  )
+  parser.add_argument(
+      "--size",
+      choices=("auto", "full", "cpu"),
+      default="auto",
+      help="full, or reduced for the CPU interpreter (auto: reduced without"
+      " a GPU)",
+  )
+  for flag, dest, kind, what in (
+      ("--batch", "batch", int, "batch size"),
+      ("--seq-len", "seq_len", int, "sequence length"),
+      ("--heads", "num_heads", int, "number of query heads"),
+      ("--kv-heads", "num_kv_heads", int, "number of key/value heads"),
+      ("--head-dim", "head_dim", int, "head dim"),
+      ("--window", "window", int, "sliding window of the window variant"),
+      ("--cap", "logits_soft_cap", float, "logits_soft_cap"),
+  ):
+    parser.add_argument(
+        flag,
+        dest=dest,
+        metavar=flag[2:].replace("-", "_").upper(),
+        type=kind,
+        help=f"override the configurations' {what}",
+    )
+  parser.add_argument(
+      "--logit-std",
+      type=float,
+      help="standard deviation of the pre-cap logits (default: the cap)",
+  )
+  parser.add_argument(
+      "--json",
+      dest="json_path",
+      metavar="FILE",
+      help="also write the results as JSON ('-': to stdout, instead of the"
+      " table)",
+  )
+
+
+def main(
+    configs: Sequence[str] = tuple(harness.CONFIGS),
+    variants: Sequence[str] = harness.VARIANTS,
+    dtypes: Sequence[str] = DTYPES,
+    *,
+    size: str = "auto",
+    logit_std: float | None = None,
+    json_path: str | None = None,
+    **overrides: int | float | None,
+) -> int:
+  """Runs `python -m tokamax_softcap verify`; without a GPU, interpreted.
+
+  Args:
+    configs: Names of `harness.CONFIGS`.
+    variants: Of `harness.VARIANTS`; those a configuration or the devices
+      cannot run are left out (see `runs`).
+    dtypes: Of `DTYPES`.
+    size: `"full"`, `"cpu"` (reduced for the Pallas interpreter, see
+      `harness.cpu_sized`) or `"auto"` (`"cpu"` without a GPU).
+    logit_std: Standard deviation of the pre-cap logits; default the cap.
+    json_path: Also write `report` there (`"-"`: to stdout, instead of the
+      table).
+    **overrides: `harness.Config` fields to replace (e.g. `seq_len`,
+      `logits_soft_cap`), after sizing; `None` values are ignored.
+
+  Returns:
+    The exit code: 0 if every row passed, 1 if one failed, 2 if none ran.
+
+  Raises:
+    KeyError: for an unknown configuration.
+    ValueError: for another `size`.
+    TypeError: for an unknown field in `overrides`.
+  """
+  if size == "auto":
+    size = "cpu" if interpret.is_needed() else "full"
+  sized = sized_configs(configs, size, **overrides)
+  with interpret.if_needed() as interpreted:
+    if interpreted:
+      print(
+          f"verify: no GPU: the Pallas interpreter runs the kernels ({size}"
+          " sizes).",
+          file=sys.stderr,
+      )
+    return verify_all(
+        sized,
+        variants,
+        dtypes,
+        logit_std,
+        json_path=json_path,
+        environment=harness.environment(),
+    )
