@@ -74,7 +74,8 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
     in the input dtype);
   - a windowed or offset causal mask runs as key ranges, whose fully masked
     blocks are skipped (upstream used a dense mask);
-  - tuned heuristics for 16-bit head_dim 256 on Hopper;
+  - tuned heuristics for 16-bit head_dim 256 on Hopper, and default configs
+    that fit in shared memory for head_dim up to 512 (and f32 head_dim 256);
   - `logits_soft_cap` and the shapes and dtypes of the arguments are
     validated.
 
