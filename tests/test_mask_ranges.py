@@ -7,7 +7,9 @@ active cap, against the fp32 reference given the same mask as a dense array:
 windows that are not multiples of the blocks (64 and 32), of 1 key and of more
 than the sequence, a sequence that is not a multiple of the blocks, GQA,
 documents of unequal lengths (one shorter than a block), windows combined
-with documents, a bias (whose `dbias` covers every block), and no cap.
+with documents, a bias (whose `dbias` covers every block), and no cap; and
+`q_start` / `q_end` query ranges, alone, causal, with key ranges and a
+window, drawn at random per head, and with a bias.
 """
 
 import chex
@@ -74,6 +76,32 @@ CASES = [
         "key-padding",
         base.Mask(k_end=jnp.full((T,), 150, jnp.int32)),
         jnp.broadcast_to(K < 150, (T, T)),
+    ),
+    # `q_start` / `q_end` give each key the queries that attend to it.
+    (
+        "docs-as-query-ranges",
+        base.Mask(q_start=DOC_START, q_end=DOC_END),
+        SAME_DOC,
+    ),
+    (
+        "docs-as-query-ranges-causal",
+        base.Mask(q_start=DOC_START, q_end=DOC_END, is_causal=True),
+        SAME_DOC & CAUSAL,
+    ),
+    # Queries before 100 attend to no key: whole query blocks are skipped.
+    (
+        "query-start-100",
+        base.Mask(q_start=jnp.full((T,), 100, jnp.int32), is_causal=True),
+        (Q >= 100) & CAUSAL,
+    ),
+    (
+        "query-ranges-and-window",
+        base.Mask(
+            q_end=jnp.full((T,), 170, jnp.int32),
+            k_start=DOC_START,
+            causal_mask=base.CausalMask(window_size=30),
+        ),
+        (Q < 170) & SAME_DOC & _window(30),
     ),
 ]
 
@@ -169,6 +197,25 @@ def test_random_ranges_per_head():
   )
   dense = (k_start[..., None] <= K) & (K < k_end[..., None])
   _check(base.Mask(k_start=k_start, k_end=k_end), dense)
+
+
+def test_random_query_ranges_per_head():
+  """`q_start` / `q_end` drawn per batch, head and key, some keys empty."""
+  keys = jax.random.split(jax.random.PRNGKey(8), 2)
+  q_start = jax.random.randint(keys[0], (2, 4, T), 0, T)
+  q_end = jnp.minimum(
+      q_start + jax.random.randint(keys[1], (2, 4, T), -20, 90), T
+  )
+  dense = (q_start[..., None, :] <= Q) & (Q < q_end[..., None, :])
+  _check(base.Mask(q_start=q_start, q_end=q_end), dense)
+
+
+def test_query_ranges_with_bias_gives_every_dbias_block():
+  _check(
+      base.Mask(q_start=DOC_START, q_end=DOC_END, is_causal=True),
+      SAME_DOC & CAUSAL,
+      with_bias=True,
+  )
 
 
 def test_window_with_bias_gives_every_dbias_block():

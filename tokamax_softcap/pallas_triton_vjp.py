@@ -39,9 +39,9 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     causal loops kept within the sequence; default configs that fit in
     shared memory; a `ValueError` for causal configs whose blocks the causal
     loops cannot tile; `logits_scale` applied to the f32 logits; the shapes
-    and dtypes of the arguments checked; loops bounded by windows and key
-    ranges; tuned head_dim 256 configs on Hopper; configs that fit head_dim
-    512.
+    and dtypes of the arguments checked; loops bounded by windows, key
+    ranges and query ranges; tuned head_dim 256 configs on Hopper; configs
+    that fit head_dim 512.
 
   Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
   `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape

@@ -188,8 +188,8 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # of the block (7), fully masked rows (7), head_dim 128 in bf16 and 256 in
 # f32 (3, one with TF32 dots), causal block configs (2), a forced softmax out
 # of range (2), the logits scale in f32 (1), windows and documents as key
-# ranges (4), bf16 at head_dim 256 (1), head_dim 320-512 (4); in its forward
-# class, `split_k` with `use_base2`
+# ranges (4), bf16 at head_dim 256 (1), head_dim 320-512 (4), query ranges
+# (3); in its forward class, `split_k` with `use_base2`
 # (1) and with fully masked rows (2), soft capping with 16-bit
 # `logits_dtype` (2), and malformed head counts and `k_start` (3).
 SERIES_TESTS = (
@@ -197,11 +197,11 @@ SERIES_TESTS = (
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
     " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable or"
     " unstable_softmax_out_of_range or logits_scale_in_f32 or key_ranges or"
-    " bf16_head_dim_256 or wide_heads))"
+    " bf16_head_dim_256 or wide_heads or query_ranges))"
     " or split_k_use_base2 or split_k_fully_masked_rows"
     " or tanh_clipping_logits_dtype or malformed"
 )
-NUM_SERIES_TESTS = 52
+NUM_SERIES_TESTS = 55
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
