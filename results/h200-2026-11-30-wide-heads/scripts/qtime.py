@@ -4,7 +4,7 @@ sys.argv = ["x"]
 import jax, jax.numpy as jnp, numpy as np
 from tokamax import benchmarking
 from tokamax._src.ops.attention import base
-exec(open(__file__.replace("qtime.py", "bisect.py")).read().split("b, t, h, d = 2, 128, 4, 64")[0])  # source_upto
+exec(open(__file__.replace("qtime.py", "bisect_series.py")).read().split("b, t, h, d = 2, 128, 4, 64")[0])  # source_upto
 T, D = 8192, 128
 keys = jax.random.split(jax.random.PRNGKey(0), 3)
 q = jax.random.normal(keys[0], (1, T, 8, D), jnp.bfloat16) * 3
