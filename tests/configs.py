@@ -27,3 +27,16 @@ MHA_128_RAGGED = harness.Config(
     logits_soft_cap=CAP,
     window=64,
 )
+# GQA at head_dim 512 (`test_wide_heads.py` varies it): two blocks of 64
+# queries and keys, so the block loops and the causal diagonal run; the window
+# straddles a block.
+GQA_WIDE = harness.Config(
+    name="gqa-wide",
+    batch=1,
+    seq_len=128,
+    num_heads=2,
+    num_kv_heads=1,
+    head_dim=512,
+    logits_soft_cap=CAP,
+    window=48,
+)

@@ -17,22 +17,12 @@ import numerics  # pylint: disable=g-bad-import-order
 
 CAP = configs.CAP
 LOGIT_STD = 2 * CAP
-# GQA; two blocks of 64 queries and keys, so the block loops and the causal
-# diagonal are exercised; the window straddles a block.
-WIDE = harness.Config(
-    name="wide",
-    batch=1,
-    seq_len=128,
-    num_heads=2,
-    num_kv_heads=1,
-    head_dim=512,
-    logits_soft_cap=CAP,
-    window=48,
-)
 
 
 def _config(head_dim: int, cap: float | None = CAP) -> harness.Config:
-  return dataclasses.replace(WIDE, head_dim=head_dim, logits_soft_cap=cap)
+  return dataclasses.replace(
+      configs.GQA_WIDE, head_dim=head_dim, logits_soft_cap=cap
+  )
 
 
 @pytest.mark.parametrize(
