@@ -2,7 +2,7 @@
 
 Each case shards the inputs over a mesh (`q_sharding`: batch, sequence or
 heads) and compares with the unsharded op (`atol=0`). Without a GPU,
-`conftest.py` gives the CPU four devices.
+`conftest.py` gives the CPU four devices, and the cases run at `_CPU_SHAPE`.
 """
 
 import dataclasses
@@ -19,11 +19,26 @@ import numerics  # pylint: disable=g-bad-import-order
 
 CAP = 1.0  # Inputs are N(0, 1): pre-cap logits ~N(0, 1), the largest ~5.
 
-# Measured on the CPU interpreter (2 cores, 2026-11-29): the other cases take
-# 25-40 s each; `test_vmap` uses 8x larger inputs. It runs on GPUs.
+# On the CPU, the suite's `[B, T, H, D]` `(16, 256, 16, 32)` with 8 batch
+# entries and 8 heads: the interpreter's time grows with `B * H`. Every
+# sharded axis stays a multiple of the 4 devices (2 entries or heads per
+# device; on the two-axis meshes, 2x2 devices), the sequence keeps the
+# suite's length (4 blocks of 64 queries; a quarter of it per device when
+# sharded), and the bias and mask shapes keep their broadcast axes.
+_CPU_SHAPE = (8, 256, 8, 32)
+# Measured on the CPU interpreter (2 cores, 2026-11-29): the other cases took
+# 25-40 s each at the suite's shape; `test_vmap` uses 8x larger inputs. It
+# runs on GPUs.
 _CPU_SKIPS = {
     "test_vmap": "8x larger inputs than the other cases (~4 min each here)",
 }
+
+
+def _cpu_bias_mask_shape(shape):
+  """Returns a `[B|1, H|1, T|1, t]` bias or mask shape at `_CPU_SHAPE`."""
+  batch, seq_len, heads, _ = _CPU_SHAPE
+  sizes = (batch, heads, seq_len, seq_len)
+  return tuple(1 if d == 1 else size for d, size in zip(shape, sizes))
 
 
 class PallasTritonFlashAttentionPartitioningTest(
@@ -40,11 +55,20 @@ class PallasTritonFlashAttentionPartitioningTest(
       for prefix, reason in _CPU_SKIPS.items():
         if self._testMethodName.startswith(prefix):
           self.skipTest(f"Too slow for the CPU interpreter: {reason}.")
+      self._TEST_SHAPE = _CPU_SHAPE  # pylint: disable=invalid-name
     self.assertGreaterEqual(
         jax.device_count(), 2 if interpret.is_needed() else 1
     )
 
   def _run_test(self, **kwargs):
+    if interpret.is_needed():
+      for name in ("bias_shape", "mask_shape"):
+        if kwargs.get(name) is not None:
+          kwargs[name] = _cpu_bias_mask_shape(kwargs[name])
+    self._run_sized_test(**kwargs)
+
+  def _run_sized_test(self, **kwargs):
+    """Runs the suite's `_run_test` at the shapes `_run_test` chose."""
     if not self._testMethodName.startswith("test_quantized_int8"):
       super()._run_test(**kwargs)
       return
@@ -61,14 +85,14 @@ class PallasTritonFlashAttentionPartitioningSoftCapTest(
     PallasTritonFlashAttentionPartitioningTest
 ):
 
-  def _run_test(self, **kwargs):
+  def _run_sized_test(self, **kwargs):
     q, k, _, bias, _, _ = test_base._create_inputs(  # pylint: disable=protected-access
         q_shape=kwargs.get("q_shape") or self._TEST_SHAPE,
         kv_shape=kwargs.get("kv_shape"),
         bias_shape=kwargs.get("bias_shape"),
     )
     numerics.assert_cap_active(q, k, CAP, 3, bias=bias)
-    super()._run_test(logits_soft_cap=CAP, **kwargs)
+    super()._run_sized_test(logits_soft_cap=CAP, **kwargs)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
