@@ -89,6 +89,17 @@ def test_series_changes_only_upstream_attention_files(tree):
   }
 
 
+def test_series_keeps_upstreams_skip_of_its_vjp_test_class(tree):
+  # `run_upstream_test` takes the mark off only while upstream's tests run.
+  mark = upstream_tree._VJP_TEST_SKIP  # pylint: disable=protected-access
+  head = upstream_tree._git(  # pylint: disable=protected-access
+      tree, "show", f"HEAD:{upstream_tree.UPSTREAM_TEST}"
+  )
+  assert mark in head
+  upstream_tree.run_upstream_test(tree, "-q", "--collect-only")
+  assert mark in (tree / upstream_tree.UPSTREAM_TEST).read_text()
+
+
 @pytest.mark.parametrize("group", SERIES_TEST_GROUPS)
 def test_upstream_tests_pass_on_patched_tree(tree, group):
   assert sum(SERIES_TEST_GROUPS.values()) == upstream_tree.NUM_SERIES_TESTS

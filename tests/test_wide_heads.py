@@ -11,7 +11,9 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import pytest
+import tokamax_softcap
 from tokamax_softcap import harness
+from tokamax_softcap import reference
 import configs  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order
 
@@ -98,3 +100,36 @@ def test_16bit_gradients_match_reference(head_dim, dtype):
     assert actual.dtype == jnp.dtype(dtype)
     error = harness.relative_error(actual, expected)
     assert error <= numerics.WIDE_16BIT_BOUND[dtype], (name, error)
+
+
+@pytest.mark.parametrize("qk_dim, v_dim", [(512, 64), (64, 512), (256, 512)])
+def test_f32_value_head_dim_differs(qk_dim, v_dim):
+  # The forward's config must fit the widest of `q`, `k` and `v`, and its
+  # `block_d_out` divide v's head dim.
+  keys = jax.random.split(jax.random.PRNGKey(0), 4)
+  scale = (LOGIT_STD * qk_dim**0.5) ** 0.5 / qk_dim**0.25
+  q = scale * jax.random.normal(keys[0], (1, 128, 2, qk_dim))
+  k = scale * jax.random.normal(keys[1], (1, 128, 1, qk_dim))
+  v = jax.random.normal(keys[2], (1, 128, 1, v_dim))
+  dout = jax.random.normal(keys[3], (1, 128, 2, v_dim))
+  numerics.assert_cap_active(q, k, CAP, 3)
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  mask = jnp.tri(128, dtype=bool)
+  f = lambda q, k, v: op(
+      q,
+      k,
+      v,
+      is_causal=True,
+      logits_soft_cap=CAP,
+      precision=jax.lax.Precision.HIGHEST,
+  )
+  ref = lambda q, k, v: reference.attention(
+      q, k, v, mask=mask, logits_soft_cap=CAP
+  )
+  out, f_vjp = jax.vjp(f, q, k, v)
+  ref_out, ref_vjp = jax.vjp(ref, q, k, v)
+  numerics.assert_close_f32(
+      (out, *f_vjp(dout)),
+      (ref_out, *ref_vjp(dout)),
+      atol=numerics.WIDE_F32_ATOL,
+  )

@@ -214,8 +214,8 @@ def run_upstream_test(
 
   Upstream skips its Pallas-Triton VJP test class in open source ("too slow");
   this removes that mark from the tree's working copy (not from the series)
-  before running. Without a GPU, the tests run in interpret mode
-  (`tokamax_softcap.pytest_plugin`).
+  while the tests run, and puts it back after. Without a GPU, the tests run
+  in interpret mode (`tokamax_softcap.pytest_plugin`).
 
   Args:
     tree: A tree made by `build`.
@@ -226,7 +226,7 @@ def run_upstream_test(
   """
   tree = pathlib.Path(tree)
   test = tree / UPSTREAM_TEST
-  test.write_text(test.read_text().replace(_VJP_TEST_SKIP + "\n", ""))
+  source = test.read_text()
   # The tree is tokamax; this package (for the plugin) and the rest of the
   # environment's path stay importable.
   path = [str(tree), str(pathlib.Path(__file__).parent.parent)]
@@ -246,13 +246,18 @@ def run_upstream_test(
       "-W",
       "ignore::pytest.PytestUnknownMarkWarning",
   ]
-  return subprocess.run(
-      [*command, *quiet, str(test), *pytest_args],
-      cwd=tree,
-      env=env,
-      capture_output=True,
-      text=True,
-  )
+  test.write_text(source.replace(_VJP_TEST_SKIP + "\n", ""))
+  try:
+    return subprocess.run(
+        [*command, *quiet, str(test), *pytest_args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+  finally:
+    # Restored, so that a commit in the tree cannot take the change along.
+    test.write_text(source)
 
 
 def check(tree: pathlib.Path | str) -> list[str]:
