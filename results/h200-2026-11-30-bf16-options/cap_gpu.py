@@ -67,9 +67,14 @@ def op_for(name):
     CACHE[name] = mods["pallas_triton"].PallasTritonFlashAttention(vjp=mods["pallas_triton_vjp"].PallasTritonFlashAttentionVjp())
   return CACHE[name]
 
+# Run at 98a4fb1 (series 0001-0016), whose source the replacements match:
+# `python3 -P cap_gpu.py accuracy series mul exp2` and `... time series mul exp2
+# nocap --fwd` (*-cap-variants.jsonl); `... accuracy series fold` and `...
+# time series fold nocap` (*-fold.jsonl). Both accuracy runs were stopped by
+# their time limit after the float32 pr-check rows.
 what = sys.argv[1]
 if what == "accuracy":
-  for dtype, prec in ((jnp.float32, jax.lax.Precision.HIGHEST),):
+  for dtype, prec in ((jnp.float32, jax.lax.Precision.HIGHEST), (jnp.bfloat16, jax.lax.Precision.DEFAULT)):
     for cname in ("pr-check", "gemma2-2b"):
       cfg = harness.CONFIGS[cname]
       cfg = harness.dataclasses.replace(cfg, batch=1, seq_len=2048, num_heads=4, num_kv_heads=2 if cfg.num_kv_heads < cfg.num_heads else 4)
@@ -80,7 +85,7 @@ if what == "accuracy":
         ref = lambda q, k, v: reference.attention(q, k, v, None, mask=jnp.asarray(mask), logits_soft_cap=cfg.logits_soft_cap)
         out_ref, ref_vjp = jax.vjp(ref, f32(q), f32(k), f32(v))
         expected = (out_ref,) + tuple(ref_vjp(f32(dout)))
-      for name in ["series", "fold"]:
+      for name in sys.argv[2:]:
         op = op_for(name)
         f = lambda q, k, v: op(q, k, v, logits_soft_cap=cfg.logits_soft_cap, precision=prec, **op_kwargs)
         out, pull = jax.vjp(f, q, k, v)
@@ -94,8 +99,8 @@ else:
   for shape in shapes:
     sets = bench._inputs(shape, jnp.bfloat16, 2)
     for rnd in range(2):
-      for name in ["series", "fold", "nocap"]:
+      for name in [a for a in sys.argv[2:] if a != "--fwd"]:
         op, cap = (op_for("series"), None) if name == "nocap" else (op_for(name), bench.CAP)
-        for mode in ("fwd+bwd",):
+        for mode in ("fwd", "fwd+bwd") if "--fwd" in sys.argv else ("fwd+bwd",):
           ms, peak = bench._time(op, cap, shape, mode, sets, 20)
           print(json.dumps(dict(shape=str(shape), round=rnd, variant=name, mode=mode, ms=ms)), flush=True)

@@ -1,4 +1,4 @@
-"""H200: accuracy (full verify size) and fwd+bwd time of the ds split and an exact delta (out + its bf16 rounding error)."""
+"""Run at 98a4fb1 (series 0001-0016), whose source the replacements match. H200: accuracy (full verify size) and fwd+bwd time of the ds split and an exact delta (out + its bf16 rounding error)."""
 import dataclasses, json, sys, time, functools
 import jax, jax.numpy as jnp, numpy as np
 from tokamax._src.ops.attention import api
@@ -36,7 +36,10 @@ F16 = {"dk": (DK[0], "dk += plgpu.dot(dsT.astype(jnp.float16), q.astype(jnp.floa
 TF32 = {"dk": (DK[0], "dk += plgpu.dot(dsT, q.astype(jnp.float32), precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32)"),
        "dq": (DQ[0], "return dq + plgpu.dot(ds, k.astype(jnp.float32), precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32)")}
 SPLITS = ["", "dqdk", "f16", "tf32"]
+# `python3 -P ds_gpu.py accuracy`; `python3 -P ds_gpu.py time series dq dk
+# dqdk` (time-split.jsonl); `... time series f16 tf32` (time-f16-tf32.jsonl).
 what = sys.argv[1]
+VARIANTS = ["" if a == "series" else a for a in sys.argv[2:]]
 if what == "accuracy":
   xla = api.IMPLEMENTATIONS["xla"]
   for name in ("pr-check", "gemma2-2b"):
@@ -72,7 +75,7 @@ else:
   for shape in shapes:
     sets = bench._inputs(shape, jnp.bfloat16, 2)
     for rnd in range(2):
-      for split in ["", "f16", "tf32"]:
+      for split in VARIANTS:
         op, _ = op_for(split)
         ms, peak = bench._time(op, bench.CAP, shape, "fwd+bwd", sets, 20)
         print(json.dumps(dict(shape=str(shape), round=rnd, split=split, fwd_bwd_ms=ms, peak_mb=peak)), flush=True)
