@@ -1,4 +1,4 @@
-"""Tolerances and checks the tests share.
+"""Tolerances, checks and random inputs the tests share.
 
 f32 comparisons use upstream's harness tolerances for soft-capped gradients
 (`pallas_triton_test.py`'s `test_tanh_clipping`: atol 2e-6, so `atol_grads`
@@ -36,6 +36,36 @@ WIDE_16BIT_BOUND = {"bfloat16": 6e-2, "float16": 4e-3}
 # measured in `test_wide_heads.py` (dq 9.0e-3 at head_dim 512, 1.5e-3 at 256;
 # H200, 2026-11-30).
 TF32_BOUND = 2e-2
+
+
+def random_inputs(
+    q_shape: tuple[int, ...],
+    kv_heads: int,
+    *,
+    scale: float = 1.0,
+    v_dim: int | None = None,
+    with_bias: bool = False,
+    seed: int = 0,
+) -> tuple[jax.Array, ...]:
+  """Returns f32 `q, k, v, bias, dout` drawn from normal distributions.
+
+  `q` `[*B, T, H, D]` = `q_shape` and `k` `[*B, T, kv_heads, D]` have
+  standard deviation `scale` (so the pre-cap logits `q.k / sqrt(D)` have
+  `scale**2`); `v` `[*B, T, kv_heads, v_dim]`, `dout` `[*B, T, H, v_dim]` and
+  `bias` `[*B, H, T, T]` (`None` unless `with_bias`) have 1. Each draws its own key of
+  `split(PRNGKey(seed), 5)`, in that order (as `harness.make_inputs`).
+  """
+  *batch, t, h, d = q_shape
+  v_dim = d if v_dim is None else v_dim
+  keys = jax.random.split(jax.random.PRNGKey(seed), 5)
+  q = scale * jax.random.normal(keys[0], q_shape)
+  k = scale * jax.random.normal(keys[1], (*batch, t, kv_heads, d))
+  v = jax.random.normal(keys[2], (*batch, t, kv_heads, v_dim))
+  dout = jax.random.normal(keys[3], (*batch, t, h, v_dim))
+  bias = None
+  if with_bias:
+    bias = jax.random.normal(keys[4], (*batch, h, t, t))
+  return q, k, v, bias, dout
 
 
 def max_abs(tree) -> float:

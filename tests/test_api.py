@@ -29,12 +29,9 @@ def _inputs(
     shape=(2, 128, 4, 64), kv_heads=2, scale=2 * math.sqrt(CAP), seed=0
 ):
   """Returns `q, k, v, dout` with pre-cap logits of std `scale**2`."""
-  b, t, h, d = shape
-  keys = jax.random.split(jax.random.PRNGKey(seed), 4)
-  q = scale * jax.random.normal(keys[0], shape)
-  k = scale * jax.random.normal(keys[1], (b, t, kv_heads, d))
-  v = jax.random.normal(keys[2], (b, t, kv_heads, d))
-  dout = jax.random.normal(keys[3], shape)
+  q, k, v, _, dout = numerics.random_inputs(
+      shape, kv_heads, scale=scale, seed=seed
+  )
   numerics.assert_cap_active(q, k, CAP, 5)
   return q, k, v, dout
 

@@ -107,15 +107,10 @@ CASES = [
 
 
 def _inputs(with_bias):
-  keys = jax.random.split(jax.random.PRNGKey(0), 5)
   # Pre-cap logits `q.k / sqrt(32)` with standard deviation 2x the cap.
-  scale = (2 * CAP) ** 0.5
-  q = scale * jax.random.normal(keys[0], (2, T, 4, 32))
-  k = scale * jax.random.normal(keys[1], (2, T, 2, 32))
-  v = jax.random.normal(keys[2], (2, T, 2, 32))
-  dout = jax.random.normal(keys[3], (2, T, 4, 32))
-  bias = jax.random.normal(keys[4], (2, 4, T, T)) if with_bias else None
-  return q, k, v, bias, dout
+  return numerics.random_inputs(
+      (2, T, 4, 32), 2, scale=(2 * CAP) ** 0.5, with_bias=with_bias
+  )
 
 
 def _check(mask, dense, *, cap=CAP, with_bias=False, op=None):

@@ -18,6 +18,7 @@ from tokamax._src.ops.attention import base
 import tokamax_softcap
 from tokamax_softcap import harness
 from tokamax_softcap import reference
+import numerics  # pylint: disable=g-bad-import-order
 
 CAPS = (0.5, 5.0, 11.0, 12.0, 30.0, 50.0, 60.0, 61.0, 1000.0)
 SHAPE = (1, 64, 2, 32)  # B, T, H, D; one kv head (MQA).
@@ -35,20 +36,15 @@ def _inputs(cap, dtype, with_bias):
   `g` runs geometrically from 0.1 to 100 over the query rows. In f16 the
   scale is split between `q` and `k` so that both stay in range.
   """
-  b, t, h, d = SHAPE
-  keys = jax.random.split(jax.random.PRNGKey(0), 5)
-  q = jax.random.normal(keys[0], SHAPE)
-  k = jax.random.normal(keys[1], (b, t, 1, d))
+  t = SHAPE[1]
+  q, k, v, bias, dout = numerics.random_inputs(SHAPE, 1, with_bias=with_bias)
   row_max = jnp.max(jnp.abs(reference.logits(q, k)), axis=(1, 3))  # [B, T]
   factor = jnp.geomspace(0.1, 100.0, t) * cap / row_max
   k_scale = jnp.sqrt(jnp.max(factor)) if dtype == jnp.float16 else 1.0
   q *= (factor / k_scale)[..., None, None]
   k *= k_scale
-  v = jax.random.normal(keys[2], (b, t, 1, d))
-  dout = jax.random.normal(keys[3], SHAPE)
-  bias = None
   if with_bias:
-    bias = 0.1 * cap * jax.random.normal(keys[4], (b, h, t, t))
+    bias = 0.1 * cap * bias
   cast = lambda x: None if x is None else x.astype(dtype)
   return tuple(map(cast, (q, k, v, bias, dout)))
 

@@ -15,8 +15,7 @@ HIGHEST = jax.lax.Precision.HIGHEST
 
 
 def _inputs(batch_shape=(2,)):
-  keys = jax.random.split(jax.random.PRNGKey(0), 3)
-  q, k, v = (jax.random.normal(x, (*batch_shape, 128, 2, 32)) for x in keys)
+  q, k, v, _, _ = numerics.random_inputs((*batch_shape, 128, 2, 32), 2)
   numerics.assert_cap_active(q, k, CAP, 3)
   return q, k, v
 

@@ -106,12 +106,10 @@ def test_16bit_gradients_match_reference(head_dim, dtype):
 def test_f32_value_head_dim_differs(qk_dim, v_dim):
   # The forward's config must fit the widest of `q`, `k` and `v`, and its
   # `block_d_out` divide v's head dim.
-  keys = jax.random.split(jax.random.PRNGKey(0), 4)
   scale = (LOGIT_STD * qk_dim**0.5) ** 0.5 / qk_dim**0.25
-  q = scale * jax.random.normal(keys[0], (1, 128, 2, qk_dim))
-  k = scale * jax.random.normal(keys[1], (1, 128, 1, qk_dim))
-  v = jax.random.normal(keys[2], (1, 128, 1, v_dim))
-  dout = jax.random.normal(keys[3], (1, 128, 2, v_dim))
+  q, k, v, _, dout = numerics.random_inputs(
+      (1, 128, 2, qk_dim), 1, scale=scale, v_dim=v_dim
+  )
   numerics.assert_cap_active(q, k, CAP, 3)
   op = tokamax_softcap.PallasTritonFlashAttention()
   mask = jnp.tri(128, dtype=bool)
