@@ -10,6 +10,7 @@ import pathlib
 
 import jax.numpy as jnp
 import pytest
+from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
 from tokamax_softcap import cli
 from tokamax_softcap import harness
 from tokamax_softcap import interpret
@@ -70,6 +71,20 @@ def test_patch_show_prints_the_source_that_runs(capsys):
   source = capsys.readouterr().out
   assert source == patched.patched_source("pallas_triton_vjp")
   assert "logits_soft_cap" in source and "def _bwd_dkdv(" in source
+
+
+def test_patch_show_through_a_patch(capsys):
+  # Patch 0017 moves the cap's derivative in `_bwd_dkdv` ahead of the dots.
+  derivative_last = "      dsT *= (1.0 - tT) * (1.0 + tT)\n"
+  assert (
+      cli.main(["patch", "show", "pallas_triton_vjp", "--through", "16"]) == 0
+  )
+  through_16 = capsys.readouterr().out
+  assert through_16 == patched.patched_source("pallas_triton_vjp", 16)
+  assert derivative_last in through_16
+  assert derivative_last not in patched.patched_source("pallas_triton_vjp")
+  upstream = inspect.getsource(upstream_vjp).splitlines()
+  assert patched.patched_source("pallas_triton_vjp", 0).splitlines() == upstream
 
 
 def _parsers(parser):

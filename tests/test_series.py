@@ -78,6 +78,22 @@ def test_check_applies_series_and_matches_package(tree):
   )
 
 
+@pytest.mark.parametrize("through", [0, 16])
+def test_source_through_a_patch_is_the_same_from_either_end(
+    monkeypatch, through
+):
+  # `through` applies the series to upstream's source up to a patch, and
+  # undoes the later patches from a source that holds the whole series (as in
+  # a tree made by `upstream_tree.build`).
+  name = "pallas_triton_vjp"
+  forward = patched.patched_source(name, through)
+  full = patched.patched_source(name)
+  assert forward != full
+  monkeypatch.setattr(patched.inspect, "getsource", lambda _: full)
+  assert patched.patched_source(name, through) == forward
+  assert patched.patched_source(name) == full
+
+
 def test_series_changes_only_upstream_attention_files(tree):
   changed = upstream_tree._git(  # pylint: disable=protected-access
       tree, "diff", "--name-only", upstream_tree.BASE_TAG, "HEAD"

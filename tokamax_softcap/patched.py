@@ -65,15 +65,18 @@ def _apply(diffs, lines: list[str], reverse: bool = False) -> list[str]:
   return lines
 
 
-def patched_source(module_name: str) -> str:
+def patched_source(module_name: str, through: int | None = None) -> str:
   """Returns the installed tokamax's source of a module, with the series applied.
 
   If the installed source already contains the whole series (it can be undone,
-  as in a tree made by `upstream_tree.build`), it is returned as it is.
+  as in a tree made by `upstream_tree.build`), it is taken as it is. The
+  patches after `through` are then undone.
 
   Args:
     module_name: A module of `tokamax._src.ops.attention`, e.g.
       `"pallas_triton_vjp"`.
+    through: The number of the last patch to apply (e.g. `14` for
+      `0001`-`0014`, to bisect the series); `None` for the whole series.
 
   Raises:
     ImportError: if the series neither applies to nor is contained in the
@@ -93,6 +96,9 @@ def patched_source(module_name: str) -> str:
           f"The series in {SERIES_DIR} does not apply to {upstream.__file__}"
           f" ({e}); this package needs the tokamax 0.0.17 line."
       ) from e
+  if through is not None:
+    later = [(name, d) for name, d in diffs if int(name[:4]) > through]
+    lines = _apply(later, lines, reverse=True)
   return "\n".join(lines) + "\n"
 
 

@@ -17,8 +17,8 @@ how it is edited and checked as the upstream pull request it is
   directory, confirms that `git am` applies the whole series and that the
   result is, file for file, the source that `tokamax_softcap.patched`
   executes, and runs upstream's own tests of the series.
-- `show MODULE` (`patched.patched_source`): prints the patched source of a
-  module, as it runs.
+- `show MODULE [--through N]` (`patched.patched_source`): prints the patched
+  source of a module, as it runs (or with the series through patch N only).
 """
 
 import argparse
@@ -322,11 +322,19 @@ def add_arguments(parser: argparse.ArgumentParser):
       " there (default: the source checkout's patches/; required where the"
       " package is installed, not run from a checkout)",
   )
-  add("show", "print the patched source of a module, as it runs").add_argument(
+  show_parser = add("show", "print the patched source of a module, as it runs")
+  show_parser.add_argument(
       "module",
       metavar="MODULE",
       choices=patched.MODULES,
       help=", ".join(patched.MODULES),
+  )
+  show_parser.add_argument(
+      "--through",
+      metavar="N",
+      type=int,
+      help="apply the series through patch N only, e.g. to bisect it"
+      " (default: the whole series)",
   )
 
 
@@ -336,6 +344,7 @@ def main(
     tree: pathlib.Path | str | None = None,
     out: pathlib.Path | str | None = None,
     module: str | None = None,
+    through: int | None = None,
     pytest_args: Sequence[str] = (),
 ) -> int:
   """Runs `python -m tokamax_softcap patch ACTION` (see the module docstring).
@@ -345,6 +354,7 @@ def main(
     tree: The tree's directory (`tree`, `export`).
     out: Where `export` writes the series (see `export`).
     module: The module `show` prints, one of `patched.MODULES`.
+    through: For `show`, the last patch to apply (`None`: all).
     pytest_args: More arguments for upstream's tests (`check`).
 
   Returns:
@@ -373,7 +383,7 @@ def main(
       print(path)
     return 0
   if action == "show":
-    print(patched.patched_source(module), end="")
+    print(patched.patched_source(module, through), end="")
     return 0
   with tempfile.TemporaryDirectory() as tmp:
     tree = build(pathlib.Path(tmp) / "tokamax")

@@ -1,31 +1,18 @@
 """f32 gradient errors of gemma2-2b (verify's CPU size, causal, HIGHEST) with the series through patch N, for N in argv (interpreter without a GPU)."""
-import sys, jax, jax.numpy as jnp
-import sys
-import jax, jax.numpy as jnp, numpy as np
-from tokamax._src.ops.attention import pallas_triton as up_fwd, pallas_triton_vjp as up_vjp
-from tokamax_softcap import patched
-import whatthepatch
+import contextlib, sys
+import jax, jax.numpy as jnp
+from tokamax_softcap import harness, interpret, patched, reference
 
 def source_upto(n):
-  def src(name):
-    path = patched.upstream_path(name)
-    import importlib, inspect
-    upstream = importlib.import_module(f"tokamax._src.ops.attention.{name}")
-    lines = inspect.getsource(upstream).splitlines()
-    diffs = [(p.name, d) for p in patched.series() if int(p.name[:4]) <= n
-             for d in whatthepatch.parse_patch(p.read_text())
-             if d.header is not None and d.header.new_path == path]
-    return "\n".join(patched._apply(diffs, lines)) + "\n", f"<{name} upto {n}>"
-  return src
+  """The modules' source with the series through patch `n` (`patch show --through`)."""
+  return lambda name: (patched.patched_source(name, n), f"<{name} through {n}>")
 
-from tokamax_softcap import harness, interpret, reference
 cfg = harness.cpu_sized(harness.CONFIGS["gemma2-2b"])
 op_kwargs, mask = harness.mask_variant(cfg, "causal")
 q, k, v, _, dout = harness.make_inputs(cfg, jnp.float32, cfg.logits_soft_cap, False)
 ref = lambda q, k, v: reference.attention(q, k, v, None, mask=jnp.asarray(mask), logits_soft_cap=cfg.logits_soft_cap)
 with jax.default_matmul_precision("highest"):
   _, rv = jax.vjp(ref, q, k, v); exp = rv(dout)
-import contextlib
 with (contextlib.nullcontext() if jax.default_backend() == "gpu" else interpret.interpret()):
   for n in map(int, sys.argv[1:]):
     mods = patched.load_modules(f"b{n}", source_upto(n))

@@ -1,6 +1,6 @@
 """H200: fwd+bwd time and f32/bf16 accuracy of cheaper soft caps (variants of the series' kernels)."""
-import json, sys, functools
-import jax, jax.numpy as jnp, numpy as np
+import json, sys
+import jax, jax.numpy as jnp
 from tokamax_softcap import bench, harness, patched, reference
 
 SRC = {n: patched.patched_source(n) for n in patched.MODULES}

@@ -1,6 +1,6 @@
 """Run at 98a4fb1 (series 0001-0016), whose source the replacements match. H200: accuracy (full verify size) and fwd+bwd time of the ds split and an exact delta (out + its bf16 rounding error)."""
-import dataclasses, json, sys, time, functools
-import jax, jax.numpy as jnp, numpy as np
+import dataclasses, json, sys
+import jax, jax.numpy as jnp
 from tokamax._src.ops.attention import api
 from tokamax_softcap import bench, harness, patched, reference
 

@@ -1,21 +1,11 @@
 """Which patch makes the uncapped f32 output with a bias differ from upstream's on the GPU."""
-import sys
 import jax, jax.numpy as jnp, numpy as np
 from tokamax._src.ops.attention import pallas_triton as up_fwd, pallas_triton_vjp as up_vjp
 from tokamax_softcap import patched
-import whatthepatch
 
 def source_upto(n):
-  def src(name):
-    path = patched.upstream_path(name)
-    import importlib, inspect
-    upstream = importlib.import_module(f"tokamax._src.ops.attention.{name}")
-    lines = inspect.getsource(upstream).splitlines()
-    diffs = [(p.name, d) for p in patched.series() if int(p.name[:4]) <= n
-             for d in whatthepatch.parse_patch(p.read_text())
-             if d.header is not None and d.header.new_path == path]
-    return "\n".join(patched._apply(diffs, lines)) + "\n", f"<{name} upto {n}>"
-  return src
+  """The modules' source with the series through patch `n` (`patch show --through`)."""
+  return lambda name: (patched.patched_source(name, n), f"<{name} through {n}>")
 
 b, t, h, d = 2, 128, 4, 64
 keys = jax.random.split(jax.random.PRNGKey(0), 5)
