@@ -119,37 +119,43 @@ def test_forward_configs_are_the_series(shape, dtype):
     ],
     ids=["causal", "k_start", "bias"],
 )
-def test_uncapped_gradients_are_upstream_bitwise(kwargs):
+def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
+  # Without a cap the series computes as upstream does, but for its fixes and
+  # its approximate `exp` (PTX's `ex2.approx`, patch 0018), so the op is no
+  # longer upstream's bit for bit. At full f32 precision, each of out, dq, dk
+  # and dv is as close to the fp32 reference as upstream's: within 1.25x of
+  # its error. Measured (relative errors of out, dq, dk, dv): on the CPU, equal
+  # to upstream's to three digits (e.g. causal 2.4e-7, 8.3e-7, 7.8e-7,
+  # 1.2e-7); on an H200, see `results/h200-2026-11-30-fast-exp.md`. (With a
+  # bias upstream is less accurate there: it adds the bias to the dot of the
+  # scaled `q`, which Triton folds into the dot's accumulator.)
   q, k, v, dout = _inputs()
+  mask = None
   if kwargs.pop("bias", False):
     kwargs["bias"] = jax.random.normal(jax.random.PRNGKey(1), (2, 4, 128, 128))
+  if kwargs.get("is_causal"):
+    mask = jnp.tri(q.shape[1], dtype=bool)
+  elif "mask" in kwargs:
+    mask = kwargs["mask"].as_array(q.shape[1], k.shape[1])
   ours = tokamax_softcap.PallasTritonFlashAttention()
   theirs = upstream.PallasTritonFlashAttention(
       vjp=upstream_vjp.PallasTritonFlashAttentionVjp()
   )
-  on_gpu_with_bias = "bias" in kwargs and jax.default_backend() == "gpu"
-  if on_gpu_with_bias:
-    # The series multiplies the f32 dot by `logits_scale` before the bias is
-    # added; upstream adds the bias to the dot of the scaled `q`, which
-    # Triton folds into the dot's accumulator: another rounding. There,
-    # at full f32 precision, the errors against the fp32 reference must be
-    # no larger than upstream's. Measured on an H200 (2026-11-30; out, dq,
-    # dk, dv): 1.8e-7, 6.4e-7, 7.6e-7, 9.6e-8 against upstream's 4.1e-6,
-    # 5.0e-6, 1.2e-5, 8.7e-6 (with TF32 both 8e-3 to 3e-3, equal to three
-    # digits).
-    kwargs["precision"] = HIGHEST
+  kwargs["precision"] = HIGHEST
   actual = _grads(lambda q, k, v: ours(q, k, v, **kwargs), q, k, v, dout)
   expected = _grads(lambda q, k, v: theirs(q, k, v, **kwargs), q, k, v, dout)
-  if on_gpu_with_bias:
-    bias = kwargs["bias"]
-    ref = _grads(
-        lambda q, k, v: reference.attention(q, k, v, bias), q, k, v, dout
-    )
-    for a, e, r in zip(*map(jax.tree.leaves, (actual, expected, ref))):
-      error = harness.relative_error(a, r)
-      assert error <= harness.relative_error(e, r), error
-    return
-  chex.assert_trees_all_equal(actual, expected)
+  ref = _grads(
+      lambda q, k, v: reference.attention(
+          q, k, v, kwargs.get("bias"), mask=mask
+      ),
+      q,
+      k,
+      v,
+      dout,
+  )
+  for a, e, r in zip(*map(jax.tree.leaves, (actual, expected, ref))):
+    error = harness.relative_error(a, r)
+    assert 0 < error <= 1.25 * harness.relative_error(e, r), error
 
 
 def test_upstream_raises_for_the_cap_and_we_do_not():

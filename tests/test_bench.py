@@ -20,6 +20,9 @@ def test_dry_run_writes_every_output(tmp_path):
       == 0
   )
   report = json.loads((tmp_path / "bench.json").read_text())
+  assert report["environment"]["timing"] == (
+      "wallclock" if interpret.is_needed() else "cupti"
+  )
   results = report["results"]
   assert {r["implementation"] for r in results} == set(
       bench.IMPLEMENTATIONS

@@ -2,15 +2,15 @@
 
 For each shape of a sweep and each implementation, builds the forward and the
 forward + backward functions with tokamax's benchmarking helpers
-(`tokamax.benchmarking.standardize_function`), compiles them once, runs each
-input set once untimed, then times `reps` rounds; a round calls the function
-once on each of `input_sets` input sets in turn (so no call finds its inputs
-in the L2 cache from the call before, once a set outgrows it) and waits for
-the device; a call's time is the round's wall time over the number of sets
-(dispatch overlaps the device's work, so it is not counted per call). The
-median over rounds is reported. Peak memory is XLA's memory analysis of the
-compiled forward + backward (an estimate made at compile time, not a runtime
-reading).
+(`tokamax.benchmarking.standardize_function`), compiles them once and times
+them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
+GPU, the device time of the call's kernels, read with CUPTI (`TIMING`), each
+call after an untimed one on the same inputs. A round times one call on
+each of `input_sets` input sets in turn (so a set that outgrows the L2 cache
+does not find it warm from the round before) and takes their mean; the
+median over `reps` rounds is reported. Peak memory is XLA's memory analysis
+of the compiled forward + backward (an estimate made at compile time, not a
+runtime reading).
 
 Implementations: this package's op with the cap (`ours`, which with a cap of
 at most 60 uses the unstable softmax), the same with the stable softmax
@@ -30,7 +30,6 @@ import json
 import math
 import pathlib
 import sys
-import time
 from typing import Any
 
 import jax
@@ -71,6 +70,9 @@ MIN_REPS = 20
 REPS = 20
 INPUT_SETS = 4
 DRY_RUN_REPS = 2
+# tokamax's timer by backend (`tokamax._src.benchmarking`): the kernels' device
+# time on a GPU; elsewhere (the dry run's interpreter) the wall time.
+TIMING = {"gpu": "cupti"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -219,15 +221,17 @@ def _time(
   args = [a for _, a in standardized]
   compiled = jax.jit(standardized[0][0]).lower(args[0]).compile()
   peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
-  for a in args:  # Warm-up, not timed.
-    jax.block_until_ready(compiled(a))
-  times = []
-  for _ in range(reps):
-    start = time.perf_counter()
-    outs = [compiled(a) for a in args]
-    jax.block_until_ready(outs)
-    times.append((time.perf_counter() - start) * 1e3 / len(args))
+  timer = {"cupti": benchmarking.cupti_timer}.get(
+      timing_method(), benchmarking.wallclock_timer
+  )
+  timers = [timer(compiled, a) for a in args]
+  times = [np.mean([t(False)[0] for t in timers]) for _ in range(reps)]
   return float(np.median(times)), peak_mb
+
+
+def timing_method() -> str:
+  """Returns the timer of this backend: `"cupti"` or `"wallclock"`."""
+  return TIMING.get(jax.default_backend(), "wallclock")
 
 
 def run(
@@ -562,5 +566,5 @@ def main(
         reps=reps,
         input_sets=input_sets,
         out=pathlib.Path(out),
-        environment=harness.environment(),
+        environment=harness.environment() | {"timing": timing_method()},
     )

@@ -22,7 +22,7 @@ jax 0.11) and tokamax's kernels, and `interpret` handles both:
    supported; other ops (e.g. Mosaic) keep their checks, so tokamax's
    implementation chains still skip them.
 
-Inside kernels, two primitives are adjusted to compute what Triton computes:
+Inside kernels, three primitives are adjusted to compute what Triton computes:
 
 3. `plgpu.dot` with the `F16_F16_F32` algorithm (tokamax's choice for f16),
    which `dot_general` on the CPU rejects, runs as `F32_F32_F32` on the
@@ -34,6 +34,12 @@ Inside kernels, two primitives are adjusted to compute what Triton computes:
    boolean block into int32 when `x` is tokamax's default `0` (a bounds-checked
    load of a mask whose length is not a multiple of the block) and then fails
    to lower.
+5. `plgpu.elementwise_inline_asm`, which has no CPU lowering, runs the PTX
+   instructions the kernels use (`ex2.approx.ftz.f32` and `rcp.approx.ftz.f32`,
+   for their exponentials and soft cap) as the functions they approximate,
+   `2**x` and `1 / x` in f32, with their flushing of subnormal inputs and
+   results to zero. The interpreter tests how the kernels use them; the GPU
+   tests the instructions.
 """
 
 from collections.abc import Callable, Iterator
@@ -52,6 +58,7 @@ _pallas_call = pl.pallas_call
 _program_id = pl.program_id
 _dot = plgpu.dot
 _load = plgpu.load
+_TINY = float(jnp.finfo(jnp.float32).tiny)
 _F16 = jax.lax.DotAlgorithmPreset.F16_F16_F32
 _F32 = jax.lax.DotAlgorithmPreset.F32_F32_F32
 
@@ -91,6 +98,48 @@ def _cpu_load(ref, *args, other=None, **kwargs):
   return _load(ref, *args, other=other, **kwargs)
 
 
+def _flush_subnormals(x: jax.Array) -> jax.Array:
+  return jnp.where(jnp.abs(x) < _TINY, jnp.copysign(0.0, x), x)
+
+
+def _exp2(x: jax.Array) -> jax.Array:
+  """`2**x` in f32, as `2**(x - n) * 2**n` for the integer `n` nearest `x`.
+
+  XLA's CPU `exp2` loses accuracy as `|x|` grows (64 ulp at `x = -124`,
+  measured with jax 0.11.2); of `|x - n| <= 1/2` it is within about 1 ulp.
+  """
+  n = jnp.clip(jnp.round(x), -300, 300)  # NaN stays NaN in `x - n`.
+  return jnp.ldexp(jnp.exp2(x - n), n.astype(jnp.int32))
+
+
+# The PTX instructions the kernels give `plgpu.elementwise_inline_asm` (as
+# "INSTRUCTION $0, $1;"), as f32 functions.
+_PTX_F32 = {
+    "ex2.approx.ftz.f32": _exp2,
+    "rcp.approx.ftz.f32": lambda x: 1.0 / x,
+}
+
+
+def _cpu_inline_asm(asm, *, args, constraints, pack, result_shape_dtypes):
+  """`plgpu.elementwise_inline_asm` of a PTX instruction of `_PTX_F32`."""
+  instruction = asm.removesuffix(" $0, $1;")
+  [x] = args
+  if (
+      instruction not in _PTX_F32
+      or constraints != "=f,f"
+      or pack != 1
+      or x.dtype != jnp.float32
+  ):
+    raise NotImplementedError(
+        f"No CPU equivalent of inline assembly {asm!r} (constraints"
+        f" {constraints!r}, pack {pack}, operand {x.dtype}); the interpreter"
+        f" runs {sorted(_PTX_F32)} of one f32 operand."
+    )
+  [result] = result_shape_dtypes
+  y = _flush_subnormals(_PTX_F32[instruction](_flush_subnormals(x)))
+  return [y.astype(result.dtype)]
+
+
 def _interpret_pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), **kw):
   num_axes = len(grid if grid_spec is None else grid_spec.grid)
   kw["interpret"] = True
@@ -105,8 +154,9 @@ def interpret() -> Iterator[None]:
   Kernels traced inside the context are interpreted, on any backend, so call
   and differentiate the ops inside it (and under a fresh `jax.jit`: a function
   jitted outside keeps its compiled kernels). Not thread-safe: it patches
-  `pl.pallas_call`, `plgpu.dot`, `plgpu.load` and the ops' `supported_on`
-  for the duration.
+  `pl.pallas_call`, `plgpu.dot`, `plgpu.load`,
+  `plgpu.elementwise_inline_asm` and the ops' `supported_on` for the
+  duration.
 
   Yields:
     None.
@@ -116,6 +166,7 @@ def interpret() -> Iterator[None]:
       mock.patch.object(pl, "pallas_call", _interpret_pallas_call),
       mock.patch.object(plgpu, "dot", _cpu_dot),
       mock.patch.object(plgpu, "load", _cpu_load),
+      mock.patch.object(plgpu, "elementwise_inline_asm", _cpu_inline_asm),
       mock.patch.object(
           pallas_triton.PallasTritonFlashAttention, "supported_on", supported
       ),

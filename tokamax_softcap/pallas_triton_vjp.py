@@ -32,7 +32,8 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     `t = tanh(u / c)` before masking) and
     multiply `ds` by `1 - t**2` (in f32) before `dq`, `dk` and `dbias` use it.
     Without a cap the kernels compute as upstream's, but for the fixes
-    below (e.g. `logits_scale` applied to the f32 logits).
+    below (e.g. `logits_scale` applied to the f32 logits) and their
+    approximate `exp` (PTX's `ex2.approx`).
   - the series' fixes and speed-ups (README, "The patch series"): zero, not
     NaN, gradients for query blocks that `q_start` / `q_end` skip and for
     rows that attend to no key; the dk/dv logits computed as the forward's;
@@ -41,7 +42,9 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     loops cannot tile; `logits_scale` applied to the f32 logits; the shapes
     and dtypes of the arguments checked; loops bounded by windows, key
     ranges and query ranges; tuned head_dim 256 configs on Hopper; configs
-    that fit head_dim 512.
+    that fit head_dim 512; the cap's derivative applied before the dots;
+    exponentials and the cap from the GPU's approximate `exp2` and
+    reciprocal.
 
   Arguments are those of `tokamax`'s `DotProductAttentionVjp`: residuals
   `(m, l)` of shape `[*B, H, T]` (f32), `out` and `dout` of shape
