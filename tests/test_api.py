@@ -16,6 +16,7 @@ from tokamax._src.ops.attention import pallas_triton as upstream
 from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
 import tokamax_softcap
 from tokamax_softcap import harness
+from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import reference
 import numerics  # pylint: disable=g-bad-import-order
@@ -122,13 +123,14 @@ def test_forward_configs_are_the_series(shape, dtype):
 def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
   # Without a cap the series computes as upstream does, but for its fixes and
   # its approximate `exp` (PTX's `ex2.approx`, patch 0018), so the op is no
-  # longer upstream's bit for bit. At full f32 precision, each of out, dq, dk
-  # and dv is as close to the fp32 reference as upstream's: within 1.25x of
-  # its error. Measured (relative errors of out, dq, dk, dv): on the CPU, equal
-  # to upstream's to three digits (e.g. causal 2.4e-7, 8.3e-7, 7.8e-7,
-  # 1.2e-7); on an H200, see `results/h200-2026-11-30-fast-exp.md`. (With a
-  # bias upstream is less accurate there: it adds the bias to the dot of the
-  # scaled `q`, which Triton folds into the dot's accumulator.)
+  # longer upstream's bit for bit. At full f32 precision:
+  # - in the interpreter, which runs `ex2.approx` as an exact `2**x`, out,
+  #   dq, dk and dv are within 1e-6 (relative, of the largest) of upstream's
+  #   (measured: 4e-8 to 3.3e-7);
+  # - on a GPU, each is within 1.25x upstream's error against the fp32
+  #   reference (it passed on an H200, 2026-11-30; with a bias upstream's is
+  #   the larger there: it adds the bias to the dot of the scaled `q`, which
+  #   Triton folds into the dot's accumulator).
   q, k, v, dout = _inputs()
   mask = None
   if kwargs.pop("bias", False):
@@ -154,8 +156,11 @@ def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
       dout,
   )
   for a, e, r in zip(*map(jax.tree.leaves, (actual, expected, ref))):
-    error = harness.relative_error(a, r)
-    assert 0 < error <= 1.25 * harness.relative_error(e, r), error
+    if interpret.is_needed():
+      assert harness.relative_error(a, e) <= 1e-6
+    else:
+      error = harness.relative_error(a, r)
+      assert error <= 1.25 * harness.relative_error(e, r), error
 
 
 def test_upstream_raises_for_the_cap_and_we_do_not():

@@ -35,8 +35,10 @@ def test_ex2_is_within_three_ulp_and_flushes_subnormals():
   # `exp2` gives 2.3 ulp (measured with jax 0.11.2).
   x = np.concatenate(
       [
-          np.linspace(-160.0, 130.0, 4093, dtype=np.float32),
-          np.float32([np.inf, -np.inf, np.nan]),
+          np.linspace(-160.0, 130.0, 4091, dtype=np.float32),
+          np.float32(
+              [-0.0, 1e-39, np.inf, -np.inf, np.nan]
+          ),  # 1e-39: subnormal.
       ]
   )
   got = _ptx("ex2.approx.ftz.f32", x)
@@ -45,6 +47,7 @@ def test_ex2_is_within_three_ulp_and_flushes_subnormals():
   ulps = np.abs(got[normal] - expected[normal]) / (expected[normal] * 2.0**-24)
   assert np.max(ulps) <= 3.0, np.max(ulps)
   np.testing.assert_array_equal(got[expected < _TINY], 0.0)  # -inf too.
+  np.testing.assert_array_equal(got[-5:-3], 1.0)  # 2**-0 and 2**1e-39.
   assert np.all(got[expected > np.finfo(np.float32).max] == np.inf)
   assert np.isnan(got[-1])
 

@@ -5,9 +5,9 @@ forward + backward functions with tokamax's benchmarking helpers
 (`tokamax.benchmarking.standardize_function`), compiles them once and times
 them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
 GPU, the device time of the call's kernels, read with CUPTI (`TIMING`), each
-call after an untimed one on the same inputs. A round times one call on
-each of `input_sets` input sets in turn (so a set that outgrows the L2 cache
-does not find it warm from the round before) and takes their mean; the
+timed call right after an untimed one on the same inputs, so inputs that fit
+in the L2 cache (60 MB on an H200) are timed warm. A round times one
+call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis
 of the compiled forward + backward (an estimate made at compile time, not a
 runtime reading).
@@ -225,7 +225,14 @@ def _time(
       timing_method(), benchmarking.wallclock_timer
   )
   timers = [timer(compiled, a) for a in args]
-  times = [np.mean([t(False)[0] for t in timers]) for _ in range(reps)]
+  times = []
+  for _ in range(reps):
+    round_ms = [t(False)[0] for t in timers]
+    if None in round_ms:  # CUPTI saw no kernel, e.g. under another profiler.
+      raise RuntimeError(
+          "CUPTI recorded no kernel time; is a profiler (ncu, nsys) attached?"
+      )
+    times.append(np.mean(round_ms))
   return float(np.median(times)), peak_mb
 
 
@@ -249,7 +256,7 @@ def run(
     implementations: Names from `IMPLEMENTATIONS` that are `supported` here
       (an unsupported one yields results with `error` set).
     reps: Timed rounds per implementation, shape and mode (after a warm-up).
-    input_sets: Input sets, each called once per round.
+    input_sets: Input sets, each timed once per round.
     dtype: Of q, k, v.
 
   Yields:
@@ -292,7 +299,11 @@ def run(
 
 
 def table(results: Sequence[Result]) -> str:
-  """Returns a markdown table: one row per shape, fwd+bwd ms and ratios."""
+  """Returns a markdown table: one row per shape, fwd+bwd ms and ratios.
+
+  The times and ratios are of forward + backward (`Result.fwd_bwd_ms`); the
+  forward's alone are in the JSON and CSV.
+  """
   by_shape: dict[str, dict[str, Result]] = {}
   for r in results:
     by_shape.setdefault(r.shape, {})[r.implementation] = r
@@ -302,7 +313,7 @@ def table(results: Sequence[Result]) -> str:
       if r is None or r.fwd_bwd_ms is None
       else (f"{r.fwd_bwd_ms:.2f}")
   )
-  head = " | ".join(f"{n} (ms)" for n in names)
+  head = " | ".join(f"{n} fwd+bwd (ms)" for n in names)
   lines = [
       f"| shape | {head} | ours / ours-nocap | ours-stable / ours-nocap |"
       " xla / ours | ours peak mem / io |",
@@ -425,7 +436,7 @@ def benchmark(
     implementations: Of `IMPLEMENTATIONS`; those not `supported` on this
       device are skipped, with a message.
     reps: Timed rounds.
-    input_sets: Input sets, one call each a round.
+    input_sets: Input sets, each timed once per round.
     out: Directory for `write_report`.
     environment: The environment to report.
 
@@ -496,7 +507,7 @@ def add_arguments(parser: argparse.ArgumentParser):
       "--input-sets",
       type=int,
       default=INPUT_SETS,
-      help="input sets, one call each a round",
+      help="input sets, each timed once per round",
   )
   parser.add_argument(
       "--out",
@@ -506,9 +517,10 @@ def add_arguments(parser: argparse.ArgumentParser):
   parser.add_argument(
       "--dry-run",
       action="store_true",
-      help=f"tiny sizes, {DRY_RUN_REPS} rounds, every implementation the"
-      " device has but Mosaic GPU (on a CPU: in the Pallas interpreter);"
-      " numbers meaningless",
+      help=f"tiny shapes of its own and {DRY_RUN_REPS} rounds (the sweep's"
+      " options and --reps are ignored), every implementation the device"
+      " has but Mosaic GPU (on a CPU: in the Pallas interpreter); numbers"
+      " meaningless",
   )
 
 
@@ -533,7 +545,7 @@ def main(
     masks: Of `MASKS`.
     impls: Of `IMPLEMENTATIONS` (see `benchmark`).
     reps: Timed rounds, at least `MIN_REPS`.
-    input_sets: Input sets, one call each a round.
+    input_sets: Input sets, each timed once per round.
     out: Directory for `write_report`.
     dry_run: Instead of the sweep, `dry_run_shapes` with `DRY_RUN_REPS`
       rounds and without Mosaic GPU (on a CPU: in the Pallas interpreter);
@@ -551,9 +563,26 @@ def main(
     )
     return 2
   if dry_run:
+    sweep_options = dict(
+        seq_lens=(seq_lens, SEQ_LENS),
+        head_dims=(head_dims, HEAD_DIMS),
+        heads=(heads, tuple(HEADS)),
+        masks=(masks, DEFAULT_MASKS),
+        reps=((reps,), (REPS,)),
+    )
     # It exercises this package's code; Mosaic GPU's kernels are left out.
     shapes, reps = dry_run_shapes(), DRY_RUN_REPS
     impls = [n for n in impls if n != "mosaic"]
+    if ignored := [
+        f"--{k.replace('_', '-')}"
+        for k, (v, default) in sweep_options.items()
+        if tuple(v) != tuple(default)
+    ]:
+      print(
+          f"bench: --dry-run times its own tiny shapes ({len(shapes)});"
+          f" {', '.join(ignored)} ignored.",
+          file=sys.stderr,
+      )
   elif reps < MIN_REPS:
     print(f"bench: --reps must be at least {MIN_REPS}.", file=sys.stderr)
     return 2

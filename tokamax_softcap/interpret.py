@@ -99,6 +99,7 @@ def _cpu_load(ref, *args, other=None, **kwargs):
 
 
 def _flush_subnormals(x: jax.Array) -> jax.Array:
+  """Returns `x` (f32) with subnormals as zeros of their sign, as `.ftz`."""
   return jnp.where(jnp.abs(x) < _TINY, jnp.copysign(0.0, x), x)
 
 
@@ -121,7 +122,22 @@ _PTX_F32 = {
 
 
 def _cpu_inline_asm(asm, *, args, constraints, pack, result_shape_dtypes):
-  """`plgpu.elementwise_inline_asm` of a PTX instruction of `_PTX_F32`."""
+  """`plgpu.elementwise_inline_asm` of a PTX instruction of `_PTX_F32`.
+
+  Args:
+    asm: `"INSTRUCTION $0, $1;"`.
+    args: One f32 operand.
+    constraints: `"=f,f"`.
+    pack: 1.
+    result_shape_dtypes: One result, of the operand's shape.
+
+  Returns:
+    `[result]`, the instruction's function of the operand.
+
+  Raises:
+    NotImplementedError: for any other assembly, constraints, packing or
+      operand dtype, naming them.
+  """
   instruction = asm.removesuffix(" $0, $1;")
   [x] = args
   if (
