@@ -4,7 +4,7 @@ For each shape of a sweep and each implementation, builds the forward and the
 forward + backward functions with tokamax's benchmarking helpers
 (`tokamax.benchmarking.standardize_function`), compiles them once and times
 them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
-GPU, the device time of the call's kernels, read with CUPTI (`TIMING`), each
+GPU, the time the call's kernels ran on it, read with CUPTI (`TIMING`), each
 timed call right after an untimed one on the same inputs, so inputs that fit
 in the L2 cache (60 MB on an H200) are timed warm. A round times one
 call on each of `input_sets` input sets in turn and takes their mean; the
