@@ -4,7 +4,7 @@ For each shape of a sweep and each implementation, builds the forward and the
 forward + backward functions with tokamax's benchmarking helpers
 (`tokamax.benchmarking.standardize_function`), compiles them once and times
 them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
-GPU, the time the call's kernels ran on it, read with CUPTI (`TIMING`), each
+GPU, the time the call's kernels ran on it, read with CUPTI (`timing_method`), each
 timed call right after an untimed one on the same inputs, so inputs that fit
 in the L2 cache (60 MB on an H200) are timed warm. A round times one
 call on each of `input_sets` input sets in turn and takes their mean; the
@@ -70,9 +70,6 @@ MIN_REPS = 20
 REPS = 20
 INPUT_SETS = 4
 DRY_RUN_REPS = 2
-# tokamax's timer by backend (`tokamax._src.benchmarking`): the kernels' device
-# time on a GPU; elsewhere (the dry run's interpreter) the wall time.
-TIMING = {"gpu": "cupti"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -221,9 +218,7 @@ def _time(
   args = [a for _, a in standardized]
   compiled = jax.jit(standardized[0][0]).lower(args[0]).compile()
   peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
-  timer = {"cupti": benchmarking.cupti_timer}.get(
-      timing_method(), benchmarking.wallclock_timer
-  )
+  timer = benchmarking._TIMERS[timing_method()]  # pylint: disable=protected-access
   timers = [timer(compiled, a) for a in args]
   times = []
   for _ in range(reps):
@@ -237,8 +232,14 @@ def _time(
 
 
 def timing_method() -> str:
-  """Returns the timer of this backend: `"cupti"` or `"wallclock"`."""
-  return TIMING.get(jax.default_backend(), "wallclock")
+  """Returns tokamax's timer for this backend: `"cupti"` on a GPU.
+
+  Elsewhere (the dry run's interpreter on a CPU) `"wallclock"`.
+  """
+  # pylint: disable=protected-access
+  return benchmarking._DEFAULT_TIMING_METHOD.get(
+      jax.default_backend(), benchmarking._FALLBACK_TIMING_METHOD
+  )
 
 
 def run(
