@@ -6,44 +6,22 @@ e508b9e (`python -m tokamax_softcap patch show pallas_triton_vjp` there):
 
 python3 -P lean18.py OUT_DIR
 """
-import concurrent.futures, functools, json, re, sys, time
+import os, sys
 import jax, jax.numpy as jnp, numpy as np
 from jax.experimental import pallas as pl
-from tokamax import benchmarking
-from tokamax_softcap import bench, interpret, patched
+from tokamax_softcap import interpret, patched
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import compare  # pylint: disable=g-import-not-at-top
 
-OUT = sys.argv[1]
-out = open(f"{OUT}/lean18.jsonl", "a")
-def emit(r):
-  print(json.dumps(r), flush=True); out.write(json.dumps(r) + "\n"); out.flush()
-
-def variant(body):
-  def src(m):
-    s = patched.patched_source(m)
-    if m == "pallas_triton_vjp" and body is not None:
-      s, n = re.subn(r"def soft_cap_tanh\(.*?\ndef causal_window_as_ranges\(", lambda _: body, s, flags=re.S)
-      assert n == 1
-    return s, f"<{m} {hash(body)}>"
-  return src
-
-def ops_of(name, src):
-  mods = patched.load_modules(f"v_{name}", src)
-  return mods
-def lean_src(m):
-  return open(f"lean18/{m}.py").read(), f"<lean18 {m}>"
+emit = compare.emitter(f"{sys.argv[1]}/lean18.jsonl")
 MODS = {
-    "0017": patched.load_modules("through_17", lambda m: (patched.patched_source(m, through=17), f"<{m} 17>")),
-    "0018": ops_of("0018", variant(None)),
-    "lean": patched.load_modules("lean18", lean_src),
+    "0017": compare.through_17(),
+    "0018": compare.modules("0018"),
+    "lean": patched.load_modules("lean18", lambda m: (open(f"lean18/{m}.py").read(), f"<lean18 {m}>")),
 }
-def op(m):
-  return m["pallas_triton"].PallasTritonFlashAttention(vjp=m["pallas_triton_vjp"].PallasTritonFlashAttentionVjp())
 
 # Accuracy on this backend.
-x = np.concatenate([np.linspace(-130.0, 130.0, 1 << 16), np.geomspace(1e-30, 400, 1 << 15), -np.geomspace(1e-30, 400, 1 << 14),
-                    [0.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
-x = np.concatenate([x[:-4], np.zeros((1 << 17) - len(x), np.float32), x[-4:]])
-caps = (1.0, 30.0, 50.0, 1e6)
+x, caps = compare.X, compare.CAPS
 V = MODS["lean"]["pallas_triton_vjp"]
 def kernel(x_ref, *refs):
   for i, c in enumerate(caps):
@@ -67,36 +45,5 @@ for i, c in enumerate(caps):
             max_abs_s_over_c=float(np.abs(s_[fin]).max() / c), specials=[float(v) for v in s_[~fin]],
             specials_d=[float(v) for v in d_[~fin]]))
 
-if jax.default_backend() != "gpu":
-  sys.exit()
-SHAPES = [bench.Shape(seq_len=4096, head_dim=d, heads=h, mask="causal", batch=4) for d, h in ((64, "gqa"), (128, "gqa"), (256, "gqa"), (128, "mha"))]
-SETS = {str(s): bench._inputs(s, jnp.bfloat16, 2) for s in SHAPES}
-
-def compile_one(o, shape, cap, mode):
-  fn = functools.partial(o, logits_soft_cap=cap, **shape.mask_kwargs())
-  std = [benchmarking.standardize_function(fn, *s, mode=bench.MODES[mode], seed=None) for s in SETS[str(shape)]]
-  args = [a for _, a in std]
-  return jax.jit(std[0][0]).lower(args[0]).compile(), args
-
-def time_it(c, args, reps=20):
-  for a in args: jax.block_until_ready(c(a))
-  ts = []
-  for _ in range(reps):
-    t0 = time.perf_counter(); jax.block_until_ready([c(a) for a in args]); ts.append((time.perf_counter() - t0) * 1e3 / len(args))
-  return float(np.median(ts))
-
-jobs = []
-for s in SHAPES:
-  for mode in ("fwd", "fwd+bwd"):
-    for v, m in MODS.items():
-      jobs.append((dict(shape=str(s), series=v, cap=bench.CAP, mode=mode), op(m), s, bench.CAP, mode))
-    for v in ("0017", "0018"):
-      jobs.append((dict(shape=str(s), series=v, cap=None, mode=mode), op(MODS[v]), s, None, mode))
-t0 = time.time()
-with concurrent.futures.ThreadPoolExecutor(14) as ex:
-  done = [ex.submit(compile_one, o, s, cap, mode) for _, o, s, cap, mode in jobs]
-  done = [d.result() for d in done]
-emit(dict(compiled=len(jobs), compile_s=round(time.time() - t0, 1)))
-for rnd in range(3):
-  for (tag, *_), c in zip(jobs, done):
-    emit(dict(tag, round=rnd, ms=round(time_it(*c), 4)))
+if jax.default_backend() == "gpu":
+  compare.time_variants(MODS, emit)
