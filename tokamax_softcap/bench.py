@@ -4,9 +4,10 @@ For each shape of a sweep and each implementation, builds the forward and the
 forward + backward functions with tokamax's benchmarking helpers
 (`tokamax.benchmarking.standardize_function`), compiles them once and times
 them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
-GPU, the time the call's kernels ran on it, read with CUPTI (`timing_method`), each
-timed call right after an untimed one on the same inputs, so inputs that fit
-in the L2 cache (60 MB on an H200) are timed warm. A round times one
+GPU, the time the call's kernels ran on it, read with CUPTI
+(`timing_method`), each timed call right after an untimed one on the same
+inputs, so inputs that fit in the L2 cache (60 MB on an H200) are timed
+warm. A round times one
 call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis
 of the compiled forward + backward (an estimate made at compile time, not a
@@ -218,7 +219,8 @@ def _time(
   args = [a for _, a in standardized]
   compiled = jax.jit(standardized[0][0]).lower(args[0]).compile()
   peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
-  timer = benchmarking._TIMERS[timing_method()]  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  timer = benchmarking._TIMERS[timing_method()]
   timers = [timer(compiled, a) for a in args]
   times = []
   for _ in range(reps):
