@@ -16,8 +16,10 @@ runtime reading).
 Implementations: this package's op with the cap (`ours`, which with a cap of
 at most 60 uses the unstable softmax), the same with the stable softmax
 forced (`ours-stable`: so `ours-stable / ours-nocap` is the cost of the cap
-alone), without a cap (`ours-nocap`: tokamax's Pallas-Triton kernels with the
-series' fixes), and tokamax's Mosaic GPU (`mosaic`, where the GPU supports
+alone), with the cap at `precision=HIGHEST` (`ours-highest`: f32-accurate dot
+operands and `delta` for bf16 inputs, patch 0019), without a cap
+(`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and
+tokamax's Mosaic GPU (`mosaic`, where the GPU supports
 it), XLA (`xla`) and chunked XLA (`xla_chunked`) implementations with the
 cap. Ratios are taken within one run.
 """
@@ -54,6 +56,7 @@ HEADS = {"mha": (16, 16), "gqa": (8, 4)}
 IMPLEMENTATIONS = (
     "ours",
     "ours-stable",
+    "ours-highest",
     "ours-nocap",
     "mosaic",
     "xla",
@@ -165,18 +168,21 @@ def dry_run_shapes() -> list[Shape]:
 
 def _implementation(
     name: str,
-) -> tuple[Callable[..., Any] | None, float | None]:
-  """Returns `(attention op or None if absent, logits_soft_cap)`."""
+) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
+  """Returns `(attention op or None if absent, its call's keywords)`."""
   ours = tokamax_softcap.PallasTritonFlashAttention
+  capped = dict(logits_soft_cap=CAP)
   if name == "ours":
-    return ours(), CAP
+    return ours(), capped
   if name == "ours-stable":
-    return ours(use_stable_softmax=True), CAP
+    return ours(use_stable_softmax=True), capped
+  if name == "ours-highest":
+    return ours(), capped | dict(precision=jax.lax.Precision.HIGHEST)
   if name == "ours-nocap":
-    return ours(), None
+    return ours(), dict(logits_soft_cap=None)
   return (
       api.IMPLEMENTATIONS.get("mosaic_gpu" if name == "mosaic" else name),
-      CAP,
+      capped,
   )
 
 
@@ -204,14 +210,14 @@ def _inputs(shape: Shape, dtype, num_sets: int) -> list[tuple[jax.Array, ...]]:
 
 def _time(
     op: Callable[..., Any],
-    cap: float | None,
+    kwargs: dict[str, Any],
     shape: Shape,
     mode: str,
     input_sets: Sequence[tuple[jax.Array, ...]],
     reps: int,
 ) -> tuple[float, float]:
   """Returns `(median ms per call, peak memory MB)` of one mode."""
-  f = functools.partial(op, logits_soft_cap=cap, **shape.mask_kwargs())
+  f = functools.partial(op, **kwargs, **shape.mask_kwargs())
   standardized = [
       benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)
       for s in input_sets
@@ -269,7 +275,7 @@ def run(
   for shape in shapes:
     sets = _inputs(shape, dtype, input_sets)
     for name in implementations:
-      op, cap = _implementation(name)
+      op, kwargs = _implementation(name)
       common = dict(
           shape=str(shape),
           seq_len=shape.seq_len,
@@ -279,8 +285,8 @@ def run(
           implementation=name,
       )
       try:
-        fwd_ms, _ = _time(op, cap, shape, "fwd", sets, reps)
-        fwd_bwd_ms, peak = _time(op, cap, shape, "fwd+bwd", sets, reps)
+        fwd_ms, _ = _time(op, kwargs, shape, "fwd", sets, reps)
+        fwd_bwd_ms, peak = _time(op, kwargs, shape, "fwd+bwd", sets, reps)
       except Exception as e:  # pylint: disable=broad-exception-caught
         message = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         yield Result(
