@@ -72,6 +72,23 @@ def test_verify_reports_default_precision_rows_unjudged(monkeypatch):
   row = verify.verify_one(config, "causal", "bfloat16", None, "default")
   assert row.passed is None and row.precision == "default"
   assert "| reported |" in verify.table_row(row)
+  # With nothing judged, verify says so and exits 2.
+  assert (
+      cli.main(
+          [
+              "verify",
+              "--dtype",
+              "bfloat16",
+              "--precision",
+              "default",
+              "--config",
+              "pr-check",
+              "--variants",
+              "causal",
+          ]
+      )
+      == 2
+  )
 
 
 def test_verify_fails_non_finite_errors(monkeypatch):

@@ -49,7 +49,11 @@ def _errors(grads) -> dict[str, float]:
   }
 
 
-@pytest.mark.parametrize("variant", harness.MASK_VARIANTS)
+# `packed-dense` computes what `packed-k-start` does, bit for bit
+# (`test_soft_cap.py`).
+@pytest.mark.parametrize(
+    "variant", [v for v in harness.MASK_VARIANTS if v != "packed-dense"]
+)
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize(
     "config",

@@ -349,7 +349,7 @@ def verify_all(
 
   Returns:
     The exit code: 0 if every judged row passed, 1 if one failed, 2 if none
-    ran.
+    ran or none was judged (bf16 at the default precision alone).
   """
   todo = list(runs(configs, variants, dtypes, precisions))
   if not todo:
@@ -383,6 +383,9 @@ def verify_all(
   print(
       f"{passed} passed, {failed} failed, {reported} reported", file=sys.stderr
   )
+  if not passed + failed:
+    print("verify: no row was judged.", file=sys.stderr)
+    return 2
   return 1 if failed else 0
 
 
@@ -478,7 +481,8 @@ def main(
       `logits_soft_cap`), after sizing; `None` values are ignored.
 
   Returns:
-    The exit code: 0 if every row passed, 1 if one failed, 2 if none ran.
+    The exit code: 0 if every judged row passed, 1 if one failed, 2 if none
+    ran or none was judged.
 
   Raises:
     KeyError: for an unknown configuration.
