@@ -58,7 +58,9 @@ def test_verify_reports_rows_judged_by_its_criteria(tmp_path, capsys):
 
 
 def test_verify_reports_default_precision_rows_unjudged(monkeypatch):
-  # Errors far above any bound: judged at HIGHEST, reported at the default.
+  # One function fakes ours and XLA's gradients, so their errors are equal
+  # (1.0) and only pr-check's PR bounds on dq and dk fail the row: judged at
+  # HIGHEST, reported at the default precision.
   def gradients(*unused_args, **unused_kwargs):
     return harness.Gradients(
         actual=(*(jnp.full((2,), 2.0) for _ in range(3)), None),

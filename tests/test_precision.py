@@ -6,18 +6,21 @@ VJP takes `delta = rowsum(dout * out)` from the rounded `out` (README, "bf16
 accuracy"). With `precision=HIGHEST` (patch 0019) they give each operand as
 two 16-bit terms and take `delta` from the f32 weights: every gradient's
 error against the fp32 reference is then within `verify`'s bound, 1.25x that
-of tokamax's XLA implementation on the same inputs, for every mask variant,
-with and without the cap, MHA and GQA.
+of tokamax's XLA implementation on the same inputs, for the mask variants
+(dense packing as the key ranges, bit for bit), with and without the cap, MHA
+and GQA, and a broadcast bias.
 """
 
 import dataclasses
 
+import chex
 import jax
 import jax.numpy as jnp
 import pytest
 from tokamax._src.ops.attention import api
 import tokamax_softcap
 from tokamax_softcap import harness
+from tokamax_softcap import patched
 from tokamax_softcap import reference
 from tokamax_softcap import verify
 import configs  # pylint: disable=g-bad-import-order
@@ -85,10 +88,40 @@ def test_highest_precision_matches_xla(config, dtype, variant):
     )
 
 
+def test_highest_precision_k_start_packing_equals_dense_packing_bitwise():
+  config = configs.GQA_64
+  k_start, dense = (
+      harness.gradients(config, v, "bfloat16", LOGIT_STD, precision=HIGHEST)
+      for v in ("packed-k-start", "packed-dense")
+  )
+  assert k_start.max_logit >= 5 * config.logits_soft_cap
+  chex.assert_trees_all_equal(k_start.actual, dense.actual)
+
+
+def test_split_for_dot():
+  """Two terms that sum to `x` to ~2x the bits; no NaN where `hi` overflows."""
+  split = patched.pallas_triton_vjp.split_for_dot
+  x = jax.random.normal(jax.random.PRNGKey(0), (64, 64)) * 100.0
+  # bf16's `lo` holds 8 more bits; f16's 11, down to f16's smallest
+  # subnormal, 2**-24, so half that bounds its absolute error.
+  for dtype, bits, atol in ((jnp.bfloat16, 16, 0.0), (jnp.float16, 21, 2**-25)):
+    (single,) = split(x, dtype, False)
+    hi, lo = split(x, dtype, True)
+    assert single.dtype == hi.dtype == lo.dtype == dtype
+    chex.assert_trees_all_equal(single, hi)
+    error = jnp.abs(hi.astype(jnp.float32) + lo.astype(jnp.float32) - x)
+    assert bool(jnp.all(error <= 2.0**-bits * jnp.abs(x) + atol))
+  hi, lo = split(jnp.array([[7e4, 1.0]]), jnp.float16, True)
+  assert hi.tolist() == [[float("inf"), 1.0]] and lo.tolist() == [[0.0, 0.0]]
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_highest_precision_broadcast_bias(dtype):
-  """A bias broadcast over the batch: its `ds` is summed in f32 (f16 dbias
-  3.6e-4 when summed in f16, 1.6e-4 as XLA's; CPU interpreter)."""
+  """A bias broadcast over the batch: dbias within 1.25x XLA's error.
+
+  Its `ds` is summed over the batch in f32: summed in f16, f16's dbias error
+  was 3.6e-4 against XLA's 1.6e-4 (CPU interpreter).
+  """
   cap = configs.CAP
   q, k, v, bias, dout = numerics.random_inputs(
       (2, 256, 4, 64), 2, scale=LOGIT_STD**0.5, with_bias=True
