@@ -6,9 +6,8 @@ VJP takes `delta = rowsum(dout * out)` from the rounded `out` (README, "bf16
 accuracy"). With `precision=HIGHEST` (patch 0019) they give each operand as
 two 16-bit terms and take `delta` from the f32 weights: every gradient's
 error against the fp32 reference is then within `verify`'s bound, 1.25x that
-of tokamax's XLA implementation on the same inputs, for the mask variants
-(dense packing as the key ranges, bit for bit), with and without the cap, MHA
-and GQA, and a broadcast bias.
+of tokamax's XLA implementation on the same inputs, for every mask variant,
+with and without the cap, MHA and GQA, and with a broadcast bias.
 """
 
 import dataclasses
@@ -52,11 +51,7 @@ def _errors(grads) -> dict[str, float]:
   }
 
 
-# `packed-dense` computes what `packed-k-start` does, bit for bit
-# (`test_soft_cap.py`).
-@pytest.mark.parametrize(
-    "variant", [v for v in harness.MASK_VARIANTS if v != "packed-dense"]
-)
+@pytest.mark.parametrize("variant", harness.MASK_VARIANTS)
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize(
     "config",
@@ -86,16 +81,6 @@ def test_highest_precision_matches_xla(config, dtype, variant):
         error,
         xla_errors[name],
     )
-
-
-def test_highest_precision_k_start_packing_equals_dense_packing_bitwise():
-  config = configs.GQA_64
-  k_start, dense = (
-      harness.gradients(config, v, "bfloat16", LOGIT_STD, precision=HIGHEST)
-      for v in ("packed-k-start", "packed-dense")
-  )
-  assert k_start.max_logit >= 5 * config.logits_soft_cap
-  chex.assert_trees_all_equal(k_start.actual, dense.actual)
 
 
 def test_split_for_dot():
