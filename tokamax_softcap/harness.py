@@ -14,6 +14,7 @@ are beyond the linear range of `tanh` and the largest reach ~5x the cap),
 `v`, `dout` and `bias` ~ N(0, 1).
 """
 
+from collections.abc import Sequence
 import dataclasses
 import datetime
 import functools
@@ -220,6 +221,22 @@ def relative_error(x: jax.Array, ref: jax.Array) -> float:
     return math.inf
   err = float(jnp.max(jnp.abs(x - ref)) / jnp.max(jnp.abs(ref)))
   return err if math.isfinite(err) else math.inf
+
+
+def relative_errors(
+    actual: Sequence[jax.Array | None], expected: Sequence[jax.Array | None]
+) -> dict[str, float]:
+  """Returns `relative_error` of each gradient of `GRADS` with a reference.
+
+  Args:
+    actual: `dq, dk, dv, dbias`, as `Gradients.actual`.
+    expected: The references, as `Gradients.expected` (`None`: left out).
+  """
+  return {
+      name: relative_error(a, e)
+      for name, a, e in zip(GRADS, actual, expected)
+      if e is not None
+  }
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -111,15 +111,6 @@ class Row:
   unsharded_difference: float | None = None
 
 
-def _errors(actual, expected) -> dict[str, float]:
-  """Returns each gradient's relative error, by name (those with a reference)."""
-  return {
-      name: harness.relative_error(a, e)
-      for name, a, e in zip(harness.GRADS, actual, expected)
-      if e is not None
-  }
-
-
 def verify_one(
     config: harness.Config,
     variant: str,
@@ -152,13 +143,11 @@ def verify_one(
   """
   if dtype == "float32":
     precision = "highest"
-  op_precision = harness.PRECISION[dtype]
-  if dtype != "float32":
-    op_precision = PRECISIONS[precision]
+  op_precision = PRECISIONS[precision]
   grads = harness.gradients(
       config, variant, dtype, logit_std, precision=op_precision
   )
-  errors = _errors(grads.actual, grads.expected)
+  errors = harness.relative_errors(grads.actual, grads.expected)
   xla_errors = {}
   if dtype == "float32":
     bounds = {name: F32_BOUND for name in errors}
@@ -171,7 +160,7 @@ def verify_one(
         op=api.IMPLEMENTATIONS["xla"],
         with_reference=False,
     ).actual
-    xla_errors = _errors(xla, grads.expected)
+    xla_errors = harness.relative_errors(xla, grads.expected)
     pr_bounds = PR_BOUNDS.get(config.name, {})
     bounds = {
         name: min(XLA_FACTOR * xla_errors[name], pr_bounds.get(name, math.inf))
