@@ -37,7 +37,12 @@ def test_dry_run_writes_every_output(tmp_path, capsys):
 def test_write_report_writes_every_format(tmp_path):
   shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
   common = dict(
-      shape=str(shape), seq_len=1024, head_dim=64, heads="gqa", mask="causal"
+      shape=str(shape),
+      seq_len=1024,
+      head_dim=64,
+      heads="gqa",
+      mask="causal",
+      fwd_flop=shape.fwd_flop(),
   )
   results = [
       bench.Result(
@@ -82,9 +87,17 @@ def test_write_report_writes_every_format(tmp_path):
   )
   # ours / ours-nocap 1.5x; no ours-stable or ours-highest; xla failed; ours'
   # memory ratio.
-  assert (
-      table[-1] == f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | 2.00 |"
-  )
+  assert table[4] == f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | 2.00 |"
+  # Throughput: B16 T1024 H8/4 D64 causal, 1024 * 1025 / 2 attended pairs,
+  # 4 * 16 * 8 * 524800 * 64 = 1.72e10 FLOP forward in 1 ms, 2.5x that
+  # backward in 3 - 1 ms (ours) or 2 - 1 ms (ours-nocap); xla has no times.
+  assert table[6:] == [
+      "| shape | implementation | fwd (ms) | bwd (ms) | fwd TFLOP/s |"
+      " bwd TFLOP/s |",
+      "|---|---|---|---|---|---|",
+      f"| {shape} | ours | 1.00 | 2.00 | 17.2 | 21.5 |",
+      f"| {shape} | ours-nocap | 1.00 | 1.00 | 17.2 | 43 |",
+  ]
   assert paths[3].read_bytes()[:4] == b"\x89PNG"
   with pytest.raises(ValueError, match="No results"):
     bench.write_report(tmp_path, environment, [])
@@ -108,11 +121,13 @@ def test_full_sweep_and_io_bytes():
   )
   # q, out, dout, dq: 8 heads; k, v, dk, dv: 4 heads; bf16.
   assert shape.io_bytes() == 1024 * 64 * (4 * 8 + 4 * 4) * 2
+  # q @ k.T and p @ v, 2 FLOP a multiply-add, over 1024 * 1025 / 2 pairs.
+  assert shape.fwd_flop() == 4 * 8 * 1024 * 1025 // 2 * 64
 
 
+@pytest.mark.parametrize("t", [1024, 8192])  # 1024: windows past the start.
 @pytest.mark.parametrize("name", bench.MASKS)
-def test_mask_is_the_one_named(name):
-  t = 8192
+def test_mask_is_the_one_named(name, t):
   shape = bench.Shape(seq_len=t, head_dim=64, heads="gqa", mask=name)
   kwargs = shape.mask_kwargs()
   mask = kwargs.get("mask", base.Mask())
@@ -126,10 +141,12 @@ def test_mask_is_the_one_named(name):
       "causal": q >= k,
       "window-1024": (q >= k) & (q - k < 1024),
       "window-4096": (q >= k) & (q - k < 4096),
-      "docs-4": (q >= k) & (q // 2048 == k // 2048),
+      "docs-4": (q >= k) & (q // (t // 4) == k // (t // 4)),
   }[name]
   actual = mask.as_array(t, t)
   if expected is None:
     assert actual is None
+    assert shape.attended_pairs() == t * t
   else:
     assert jnp.array_equal(actual[0], expected)
+    assert shape.attended_pairs() == int(jnp.sum(expected))

@@ -11,7 +11,10 @@ warm. A round times one
 call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis
 of the compiled forward + backward (an estimate made at compile time, not a
-runtime reading).
+runtime reading). The markdown report has two tables: per shape, forward +
+backward ms of each implementation and their ratios; per result, the
+forward's and the backward's ms and TFLOP/s, counting the FLOP of the
+attended (query, key) pairs only (`Shape.fwd_flop`).
 
 Implementations: this package's op with the cap (`ours`, which with a cap of
 at most 60 uses the unstable softmax), the same with the stable softmax
@@ -69,6 +72,11 @@ CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 MASKS = ("causal", "full", "window-1024", "window-4096", "docs-4")
 DEFAULT_MASKS = ("causal", "full")
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
+# The backward's FLOP over the forward's: its five matmuls against two (the
+# convention of FlashAttention-2's benchmarks, Dao 2023, arXiv:2307.08691).
+BWD_FLOP_RATIO = 2.5
+# The target of the cap's cost, `ours / ours-nocap`, drawn in the plot.
+CAP_COST_TARGET = 1.05
 # Fewer rounds leave the median at the mercy of a few slow ones.
 MIN_REPS = 20
 REPS = 20
@@ -109,6 +117,31 @@ class Shape:
       return dict(mask=base.Mask(k_start=k_start, is_causal=True))
     raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
 
+  def attended_pairs(self) -> int:
+    """Returns the number of (query, key) pairs that `mask` lets attend."""
+    t = self.seq_len
+    kind, _, size = self.mask.partition("-")
+    triangle = lambda n: n * (n + 1) // 2
+    if kind == "full":
+      return t * t
+    if kind == "causal":
+      return triangle(t)
+    if kind == "window":
+      window = min(int(size), t)
+      return triangle(window) + (t - window) * window
+    if kind == "docs":
+      return int(size) * triangle(t // int(size))
+    raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
+
+  def fwd_flop(self) -> int:
+    """Returns the forward's FLOP: `q @ k.T` and `p @ v` over attended pairs.
+
+    `4 * batch * query heads * attended pairs * head_dim` (a multiply-add is
+    two FLOP); the backward's is `BWD_FLOP_RATIO` times this.
+    """
+    hq, _ = self.num_heads
+    return 4 * self.batch_size * hq * self.attended_pairs() * self.head_dim
+
   def io_bytes(self, dtype=jnp.bfloat16) -> int:
     """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit).
 
@@ -141,6 +174,7 @@ class Result:
   fwd_bwd_ms: float | None
   peak_memory_mb: float | None
   memory_ratio: float | None  # Peak memory over `Shape.io_bytes`.
+  fwd_flop: int  # `Shape.fwd_flop`.
   error: str | None = None
 
 
@@ -283,6 +317,7 @@ def run(
           heads=shape.heads,
           mask=shape.mask,
           implementation=name,
+          fwd_flop=shape.fwd_flop(),
       )
       try:
         fwd_ms, _ = _time(op, kwargs, shape, "fwd", sets, reps)
@@ -349,6 +384,32 @@ def table(results: Sequence[Result]) -> str:
   return "\n".join(lines)
 
 
+def throughput_table(results: Sequence[Result]) -> str:
+  """Returns a markdown table: forward and backward ms and TFLOP/s per result.
+
+  The backward's time is the forward + backward median minus the forward
+  median (each of its own rounds); its FLOP are `BWD_FLOP_RATIO` times the
+  forward's (`Shape.fwd_flop`: over the attended pairs only, so a causal
+  mask counts half the pairs of a full one).
+  """
+  lines = [
+      "| shape | implementation | fwd (ms) | bwd (ms) | fwd TFLOP/s |"
+      " bwd TFLOP/s |",
+      "|---" * 6 + "|",
+  ]
+  for r in results:
+    if r.fwd_ms is None or r.fwd_bwd_ms is None:
+      continue
+    bwd_ms = r.fwd_bwd_ms - r.fwd_ms
+    tflops = lambda flop, ms: f"{flop / ms / 1e9:.3g}" if ms > 0 else "—"
+    lines.append(
+        f"| {r.shape} | {r.implementation} | {r.fwd_ms:.2f} | {bwd_ms:.2f} |"
+        f" {tflops(r.fwd_flop, r.fwd_ms)} |"
+        f" {tflops(BWD_FLOP_RATIO * r.fwd_flop, bwd_ms)} |"
+    )
+  return "\n".join(lines)
+
+
 def plot(results: Sequence[Result], path: str):
   """Writes a PNG: fwd+bwd time vs T per implementation, and the cap overhead.
 
@@ -387,7 +448,7 @@ def plot(results: Sequence[Result], path: str):
     )
     if overhead:
       bottom.plot(*zip(*overhead), marker="o", color="black")
-    bottom.axhline(1.03, linestyle="--", color="gray")
+    bottom.axhline(CAP_COST_TARGET, linestyle="--", color="gray")
     title = f"D{d} {h} {m}"
     top.set(title=title, xscale="log", yscale="log", ylabel="fwd+bwd ms")
     bottom.set(xscale="log", xlabel="T", ylabel="ours / ours-nocap")
@@ -425,7 +486,9 @@ def write_report(
     writer.writeheader()
     writer.writerows(rows)
   header = ", ".join(f"{k} {v}" for k, v in environment.items())
-  paths[2].write_text(f"{header}\n\n{table(results)}\n")
+  paths[2].write_text(
+      f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
+  )
   plot(results, str(paths[3]))
   return paths
 
