@@ -198,12 +198,13 @@ SERIES_TESTS = (
     " fully_masked or bf16_head_dim_128 or f32_head_dim_256 or untileable or"
     " unstable_softmax_out_of_range or logits_scale_in_f32 or key_ranges or"
     " bf16_head_dim_256 or wide_heads or query_ranges or"
-    " vjp_autotuning_configs or causal_mirrored_blocks))"
+    " vjp_autotuning_configs or causal_mirrored_blocks or"
+    " vjp_heuristics_fit_shared_memory))"
     " or split_k_use_base2 or split_k_fully_masked_rows"
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 63
+NUM_SERIES_TESTS = 69
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )

@@ -3,7 +3,8 @@
 Usage, from the repository root:
   python -P dump_ttir.py OUTDIR B,T,H,KV,D DTYPE {default,highest}
       [VJP_CONFIG_JSON or -] [FWD_CONFIG_JSON]
-Causal, soft cap 50. Without configs, the heuristics as on an sm90 GPU.
+Causal, soft cap 50. Without configs, the heuristics as on an sm90 GPU
+(environment SM=80: as on an sm80 GPU).
 Writes OUTDIR/N-KERNEL.ttir and params.json (each kernel's name, stages,
 warps, from the exported module's custom calls).
 """
@@ -13,11 +14,14 @@ from jax import export
 from jax._src.pallas.triton import pallas_call_registration as reg
 from jax._src.pallas.triton import lowering
 
+import os
+SM = int(os.environ.get("SM", "90"))  # compute capability, e.g. 80 or 90
 class _Info:
-  compute_capability = "9.0"
+  compute_capability = f"{SM // 10}.{SM % 10}"
 reg.gpu_info_lib.get_gpu_info = lambda: _Info()
 from tokamax._src import gpu_utils
-gpu_utils.is_sm90 = lambda device: True  # heuristics as on a Hopper GPU
+gpu_utils.is_sm90 = lambda device: SM // 10 == 9  # heuristics as on that GPU
+gpu_utils.is_sm80 = lambda device: SM // 10 == 8
 import tokamax_softcap
 
 out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
