@@ -96,7 +96,7 @@ def test_write_report_writes_every_format(tmp_path):
       " bwd TFLOP/s |",
       "|---|---|---|---|---|---|",
       f"| {shape} | ours | 1.00 | 2.00 | 17.2 | 21.5 |",
-      f"| {shape} | ours-nocap | 1.00 | 1.00 | 17.2 | 43 |",
+      f"| {shape} | ours-nocap | 1.00 | 1.00 | 17.2 | 43.0 |",
   ]
   assert paths[3].read_bytes()[:4] == b"\x89PNG"
   with pytest.raises(ValueError, match="No results"):
@@ -125,7 +125,7 @@ def test_full_sweep_and_io_bytes():
   assert shape.fwd_flop() == 4 * 8 * 1024 * 1025 // 2 * 64
 
 
-@pytest.mark.parametrize("t", [1024, 8192])  # 1024: windows past the start.
+@pytest.mark.parametrize("t", [1002, 8192])  # 1002: no whole windows, docs.
 @pytest.mark.parametrize("name", bench.MASKS)
 def test_mask_is_the_one_named(name, t):
   shape = bench.Shape(seq_len=t, head_dim=64, heads="gqa", mask=name)

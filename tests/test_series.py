@@ -34,7 +34,7 @@ SERIES_TEST_GROUPS = {
     "head_dim": 4,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
-    "rest": 28,
+    "rest": 32,
 }
 
 

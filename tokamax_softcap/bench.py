@@ -118,7 +118,10 @@ class Shape:
     raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
 
   def attended_pairs(self) -> int:
-    """Returns the number of (query, key) pairs that `mask` lets attend."""
+    """Returns how many (query, key) pairs `mask` lets attend.
+
+    Per batch element and query head.
+    """
     t = self.seq_len
     kind, _, size = self.mask.partition("-")
     triangle = lambda n: n * (n + 1) // 2
@@ -129,8 +132,9 @@ class Shape:
     if kind == "window":
       window = min(int(size), t)
       return triangle(window) + (t - window) * window
-    if kind == "docs":
-      return int(size) * triangle(t // int(size))
+    if kind == "docs":  # As `mask_kwargs`: a shorter last one if T % N > 0.
+      doc_len = t // int(size)
+      return t // doc_len * triangle(doc_len) + triangle(t % doc_len)
     raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
 
   def fwd_flop(self) -> int:
@@ -401,7 +405,7 @@ def throughput_table(results: Sequence[Result]) -> str:
     if r.fwd_ms is None or r.fwd_bwd_ms is None:
       continue
     bwd_ms = r.fwd_bwd_ms - r.fwd_ms
-    tflops = lambda flop, ms: f"{flop / ms / 1e9:.3g}" if ms > 0 else "—"
+    tflops = lambda flop, ms: f"{flop / ms / 1e9:.1f}" if ms > 0 else "—"
     lines.append(
         f"| {r.shape} | {r.implementation} | {r.fwd_ms:.2f} | {bwd_ms:.2f} |"
         f" {tflops(r.fwd_flop, r.fwd_ms)} |"

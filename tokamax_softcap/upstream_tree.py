@@ -204,7 +204,7 @@ SERIES_TESTS = (
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 69
+NUM_SERIES_TESTS = 73
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )

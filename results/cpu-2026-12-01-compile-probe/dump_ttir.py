@@ -4,7 +4,8 @@ Usage, from the repository root:
   python -P dump_ttir.py OUTDIR B,T,H,KV,D DTYPE {default,highest}
       [VJP_CONFIG_JSON or -] [FWD_CONFIG_JSON]
 Causal, soft cap 50. Without configs, the heuristics as on an sm90 GPU
-(environment SM=80: as on an sm80 GPU).
+(environment SM=80 or 86: as on that GPU). With BSHAPE=1,8,1024,1024 and
+BDT=float32, a bias of that shape and dtype too.
 Writes OUTDIR/N-KERNEL.ttir and params.json (each kernel's name, stages,
 warps, from the exported module's custom calls).
 """
@@ -48,9 +49,14 @@ if fwd_config:
 op = tokamax_softcap.PallasTritonFlashAttention(**fwd_kw)
 q = jax.ShapeDtypeStruct((B, T, H, D), dtype)
 k = jax.ShapeDtypeStruct((B, T, KV, D), dtype)
-def loss(q, k, v):
-  return op(q, k, v, is_causal=True, logits_soft_cap=50.0, precision=precision).astype(jnp.float32).sum()
-e = export.export(jax.jit(jax.grad(loss, argnums=(0, 1, 2))), platforms=("cuda",), disabled_checks=[export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")])(q, k, k)
+args = [q, k, k]
+if "BSHAPE" in os.environ:  # A bias of that shape and dtype (BDT).
+  shape = tuple(int(x) for x in os.environ["BSHAPE"].split(","))
+  args.append(jax.ShapeDtypeStruct(shape, jnp.dtype(os.environ["BDT"])))
+def loss(q, k, v, bias=None):
+  return op(q, k, v, bias=bias, is_causal=True, logits_soft_cap=50.0, precision=precision).astype(jnp.float32).sum()
+grad = jax.grad(loss, argnums=tuple(range(len(args))))
+e = export.export(jax.jit(grad), platforms=("cuda",), disabled_checks=[export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")])(*args)
 import re
 txt = e.mlir_module()
 calls = re.findall(r'name = "([^"]+)", num_stages = (\d+) : i32, num_warps = (\d+) : i32', txt)
