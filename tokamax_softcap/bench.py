@@ -401,11 +401,11 @@ def throughput_table(results: Sequence[Result]) -> str:
       " bwd TFLOP/s |",
       "|---" * 6 + "|",
   ]
+  tflops = lambda flop, ms: f"{flop / ms / 1e9:.1f}" if ms > 0 else "—"
   for r in results:
     if r.fwd_ms is None or r.fwd_bwd_ms is None:
       continue
     bwd_ms = r.fwd_bwd_ms - r.fwd_ms
-    tflops = lambda flop, ms: f"{flop / ms / 1e9:.1f}" if ms > 0 else "—"
     lines.append(
         f"| {r.shape} | {r.implementation} | {r.fwd_ms:.2f} | {bwd_ms:.2f} |"
         f" {tflops(r.fwd_flop, r.fwd_ms)} |"
