@@ -103,6 +103,43 @@ def test_write_report_writes_every_format(tmp_path):
     bench.write_report(tmp_path, environment, [])
 
 
+def test_interrupted_sweep_writes_what_it_timed(tmp_path, monkeypatch):
+  # `timeout -s INT` on a long sweep: the results before it are kept.
+  shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
+  result = bench.Result(
+      shape=str(shape),
+      seq_len=1024,
+      head_dim=64,
+      heads="gqa",
+      mask="causal",
+      implementation="ours",
+      fwd_ms=1.0,
+      fwd_bwd_ms=3.0,
+      peak_memory_mb=10.0,
+      memory_ratio=1.0,
+      fwd_flop=shape.fwd_flop(),
+  )
+
+  def run(*args, **kwargs):
+    del args, kwargs
+    yield result
+    raise KeyboardInterrupt
+
+  monkeypatch.setattr(bench, "run", run)
+  code = bench.benchmark(
+      [shape, shape],
+      ["ours"],
+      reps=20,
+      input_sets=1,
+      out=tmp_path,
+      environment=dict(device="gpu: NVIDIA H200"),
+  )
+  assert code == 130
+  report = json.loads((tmp_path / "bench.json").read_text())
+  assert report["environment"]["interrupted"] == "after 1 results"
+  assert [r["fwd_bwd_ms"] for r in report["results"]] == [3.0]
+
+
 def test_refuses_to_time_without_gpu(tmp_path):
   if not interpret.is_needed():
     pytest.skip("The refusal applies without a GPU.")

@@ -518,7 +518,9 @@ def benchmark(
     environment: The environment to report.
 
   Returns:
-    The exit code: 0, or 2 if nothing ran.
+    The exit code: 0; 2 if nothing ran; 130 if interrupted (`SIGINT`), after
+    writing the results timed until then, with `environment["interrupted"]`
+    saying so.
   """
   impls = [n for n in implementations if supported(n)]
   if skipped := [n for n in implementations if n not in impls]:
@@ -529,17 +531,30 @@ def benchmark(
   )
   results = []
   progress = tqdm.tqdm(total=len(shapes) * len(impls), file=sys.stderr)
-  for result in run(shapes, impls, reps=reps, input_sets=input_sets):
-    progress.set_description(f"{result.shape} {result.implementation}")
-    progress.update()
-    results.append(result)
+  interrupted = False
+  try:
+    for result in run(shapes, impls, reps=reps, input_sets=input_sets):
+      progress.set_description(f"{result.shape} {result.implementation}")
+      progress.update()
+      results.append(result)
+  except KeyboardInterrupt:
+    # E.g. `timeout -s INT`: a long sweep keeps what it has timed.
+    interrupted = True
+    environment = environment | {"interrupted": f"after {len(results)} results"}
   progress.close()
   if not results:
     print("bench: nothing to run.", file=sys.stderr)
-    return 2
+    return 130 if interrupted else 2
   paths = write_report(out, environment, results)
   print(paths[2].read_text())
   print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
+  if interrupted:
+    print(
+        f"bench: interrupted; the report holds the {len(results)} results"
+        " timed before.",
+        file=sys.stderr,
+    )
+    return 130
   return 0
 
 
