@@ -189,9 +189,12 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # f32 (3, one with TF32 dots), causal block configs (2), a forced softmax out
 # of range (2), the logits scale in f32 (1), windows and documents as key
 # ranges (4), bf16 at head_dim 256 (1), head_dim 320-512 (4), query ranges
-# (3); in its forward class, `split_k` with `use_base2`
-# (1) and with fully masked rows (2), soft capping with 16-bit
-# `logits_dtype` (2), and malformed head counts and `k_start` (3).
+# (3), bf16 at `precision=HIGHEST` (2), the autotuning space (6) and its
+# mirrored causal blocks (2), the heuristic configs in 99 KiB of shared
+# memory (7) and at head_dim 256 by precision (2); in its forward class,
+# `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
+# with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
+# and the fast exponential and soft cap (1).
 SERIES_TESTS = (
     "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
@@ -199,12 +202,13 @@ SERIES_TESTS = (
     " unstable_softmax_out_of_range or logits_scale_in_f32 or key_ranges or"
     " bf16_head_dim_256 or wide_heads or query_ranges or"
     " vjp_autotuning_configs or causal_mirrored_blocks or"
-    " vjp_heuristics_fit_shared_memory))"
+    " vjp_heuristics_fit_shared_memory or"
+    " vjp_heuristics_head_dim_256_precision))"
     " or split_k_use_base2 or split_k_fully_masked_rows"
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 73
+NUM_SERIES_TESTS = 75
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
