@@ -103,6 +103,34 @@ def test_write_report_writes_every_format(tmp_path):
     bench.write_report(tmp_path, environment, [])
 
 
+def test_plot_wraps_groups_into_rows(tmp_path):
+  # 5 (head_dim, heads, mask) groups: a row of 4 panel pairs and one of 1.
+  import matplotlib.image  # pylint: disable=g-import-not-at-top
+
+  results = []
+  for d in (16, 32, 64, 128, 256):
+    for name, ms in (("ours", 2.0), ("ours-nocap", 1.0)):
+      shape = bench.Shape(seq_len=1024, head_dim=d, heads="gqa", mask="full")
+      results.append(
+          bench.Result(
+              shape=str(shape),
+              seq_len=1024,
+              head_dim=d,
+              heads="gqa",
+              mask="full",
+              implementation=name,
+              fwd_ms=ms / 3,
+              fwd_bwd_ms=ms,
+              peak_memory_mb=1.0,
+              memory_ratio=1.0,
+              fwd_flop=shape.fwd_flop(),
+          )
+      )
+  bench.plot(results, str(tmp_path / "plot.png"))
+  height, width, _ = matplotlib.image.imread(tmp_path / "plot.png").shape
+  assert (width, height) == (4 * bench.PLOT_COLUMNS * 100, 2 * 7 * 100)
+
+
 def test_interrupted_sweep_writes_what_it_timed(tmp_path, monkeypatch):
   # `timeout -s INT` on a long sweep: the results before it are kept.
   shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")

@@ -77,6 +77,8 @@ MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
 BWD_FLOP_RATIO = 2.5
 # The target of the cap's cost, `ours / ours-nocap`, drawn in the plot.
 CAP_COST_TARGET = 1.05
+# The plot's panel pairs per row.
+PLOT_COLUMNS = 4
 # Fewer rounds leave the median at the mercy of a few slow ones.
 MIN_REPS = 20
 REPS = 20
@@ -417,7 +419,8 @@ def throughput_table(results: Sequence[Result]) -> str:
 def plot(results: Sequence[Result], path: str):
   """Writes a PNG: fwd+bwd time vs T per implementation, and the cap overhead.
 
-  One panel pair per (head_dim, heads, mask) group.
+  One panel pair (time above, the cap's cost below) per (head_dim, heads,
+  mask) group, `PLOT_COLUMNS` pairs to a row.
   """
   import matplotlib  # pylint: disable=g-import-not-at-top
 
@@ -425,12 +428,19 @@ def plot(results: Sequence[Result], path: str):
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   groups = sorted({(r.head_dim, r.heads, r.mask) for r in results})
+  columns = min(len(groups), PLOT_COLUMNS)
+  rows = -(-len(groups) // columns)
   fig, axes = plt.subplots(
-      2, len(groups), figsize=(4 * len(groups), 7), squeeze=False
+      2 * rows, columns, figsize=(4 * columns, 7 * rows), squeeze=False
   )
-  for col, (d, h, m) in enumerate(groups):
+  for i in range(len(groups), rows * columns):
+    row, col = divmod(i, columns)
+    axes[2 * row][col].set_visible(False)
+    axes[2 * row + 1][col].set_visible(False)
+  for i, (d, h, m) in enumerate(groups):
     group = [r for r in results if (r.head_dim, r.heads, r.mask) == (d, h, m)]
-    top, bottom = axes[0][col], axes[1][col]
+    row, col = divmod(i, columns)
+    top, bottom = axes[2 * row][col], axes[2 * row + 1][col]
     for name in IMPLEMENTATIONS:
       points = sorted(
           (r.seq_len, r.fwd_bwd_ms)
