@@ -1,7 +1,8 @@
 """Forward / backward split and the targets' ratios of the bench JSON files.
 
-Usage: python3 summary.py bench-4k/bench.json bench-8k/bench.json
-(backward = fwd+bwd minus fwd, both medians of their own rounds).
+Usage: python3 summary.py bench-1k-2k/bench.json bench-4k/bench.json ...
+(backward = fwd+bwd minus fwd, both medians of their own rounds; an
+implementation that failed, e.g. XLA out of memory, shows as "—").
 """
 
 import collections
@@ -18,7 +19,16 @@ for path in sys.argv[1:]:
     by_shape[r["shape"]][r["implementation"]] = r
   for shape, impls in by_shape.items():
     o, n, m, x = (impls[k] for k in ("ours", "ours-nocap", "mosaic", "xla"))
-    bwd = {k: r["fwd_bwd_ms"] - r["fwd_ms"] for k, r in impls.items()}
+    bwd = {
+        k: r["fwd_bwd_ms"] - r["fwd_ms"]
+        for k, r in impls.items()
+        if r["fwd_bwd_ms"] is not None
+    }
+    xla_ratio = (
+        "—"
+        if x["fwd_bwd_ms"] is None
+        else f"{x['fwd_bwd_ms'] / o['fwd_bwd_ms']:.2f}x"
+    )
     print(
         f"| {shape} | {o['fwd_ms']:.2f} / {n['fwd_ms']:.2f} /"
         f" {m['fwd_ms']:.2f} | {bwd['ours']:.2f} / {bwd['ours-nocap']:.2f} /"
@@ -27,5 +37,5 @@ for path in sys.argv[1:]:
         f" {o['fwd_bwd_ms'] / n['fwd_bwd_ms']:.2f}x |"
         f" {o['fwd_ms'] / m['fwd_ms']:.2f}x | {bwd['ours'] / bwd['mosaic']:.2f}x"
         f" | {o['fwd_bwd_ms'] / m['fwd_bwd_ms']:.2f}x |"
-        f" {x['fwd_bwd_ms'] / o['fwd_bwd_ms']:.2f}x |"
+        f" {xla_ratio} |"
     )
