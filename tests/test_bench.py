@@ -164,8 +164,29 @@ def test_interrupted_sweep_writes_what_it_timed(tmp_path, monkeypatch):
   )
   assert code == 130
   report = json.loads((tmp_path / "bench.json").read_text())
-  assert report["environment"]["interrupted"] == "after 1 results"
+  assert report["environment"]["interrupted"] == "results: 1"
   assert [r["fwd_bwd_ms"] for r in report["results"]] == [3.0]
+
+
+def test_sweep_interrupted_before_any_result(tmp_path, monkeypatch, capsys):
+  def run(*args, **kwargs):
+    del args, kwargs
+    raise KeyboardInterrupt
+    yield  # pylint: disable=unreachable
+
+  monkeypatch.setattr(bench, "run", run)
+  shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
+  code = bench.benchmark(
+      [shape],
+      ["ours"],
+      reps=20,
+      input_sets=1,
+      out=tmp_path / "out",
+      environment=dict(device="gpu: NVIDIA H200"),
+  )
+  assert code == 130
+  assert "interrupted before any result" in capsys.readouterr().err
+  assert not (tmp_path / "out").exists()
 
 
 def test_refuses_to_time_without_gpu(tmp_path):

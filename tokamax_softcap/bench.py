@@ -550,11 +550,14 @@ def benchmark(
   except KeyboardInterrupt:
     # E.g. `timeout -s INT`: a long sweep keeps what it has timed.
     interrupted = True
-    environment = environment | {"interrupted": f"after {len(results)} results"}
+    environment = environment | {"interrupted": f"results: {len(results)}"}
   progress.close()
   if not results:
+    if interrupted:
+      print("bench: interrupted before any result.", file=sys.stderr)
+      return 130
     print("bench: nothing to run.", file=sys.stderr)
-    return 130 if interrupted else 2
+    return 2
   paths = write_report(out, environment, results)
   print(paths[2].read_text())
   print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
@@ -655,7 +658,8 @@ def main(
 
   Returns:
     The exit code: 0; 2 if nothing ran, if `reps < MIN_REPS`, or without a
-    GPU unless `dry_run` (interpreted timings mean nothing).
+    GPU unless `dry_run` (interpreted timings mean nothing); 130 if
+    interrupted (see `benchmark`).
   """
   if interpret.is_needed() and not dry_run:
     print(

@@ -1,8 +1,9 @@
 """Forward / backward split and the targets' ratios of the bench JSON files.
 
 Usage: python3 summary.py bench-1k-2k/bench.json bench-4k/bench.json ...
-(backward = fwd+bwd minus fwd, both medians of their own rounds; an
-implementation that failed, e.g. XLA out of memory, shows as "—").
+(backward = fwd+bwd minus fwd, both medians of their own rounds). XLA's
+ratio shows as "—" where XLA failed (out of memory); ours, ours-nocap and
+Mosaic GPU must have results for every shape.
 """
 
 import collections
