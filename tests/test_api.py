@@ -16,7 +16,6 @@ from tokamax._src.ops.attention import pallas_triton as upstream
 from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
 import tokamax_softcap
 from tokamax_softcap import harness
-from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import reference
 import numerics  # pylint: disable=g-bad-import-order
@@ -121,16 +120,19 @@ def test_forward_configs_are_the_series(shape, dtype):
     ids=["causal", "k_start", "bias"],
 )
 def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
-  # Without a cap the series computes as upstream does, but for its fixes and
-  # its approximate `exp` (PTX's `ex2.approx`, patch 0018), so the op is no
-  # longer upstream's bit for bit. At full f32 precision:
-  # - in the interpreter, which runs `ex2.approx` as a `2**x` within 1.3 ulp,
-  #   out, dq, dk and dv are within 1e-6 (relative, of the largest) of
-  #   upstream's (measured: 4e-8 to 3.3e-7);
-  # - on a GPU, each is within 1.25x upstream's error against the fp32
-  #   reference (it passed on an H200, 2026-11-30; with a bias upstream's is
-  #   the larger there: it adds the bias to the dot of the scaled `q`, which
-  #   Triton folds into the dot's accumulator).
+  # Without a cap the series computes as upstream does but for its fixes, its
+  # approximate `exp2` (PTX's `ex2.approx`, patch 0018) and its softmax in base
+  # 2 (patch 0023), whose logits are rounded once at `|s| log2(e)` rather than
+  # at `|s|`: in natural units, 1 / log2(e) to 2 / log2(e) = 0.69x to 1.39x
+  # upstream's rounding error. So at full f32 precision, against an f64
+  # reference, out, dq, dk and dv are each within 1.5x upstream's error. Against
+  # the f32 reference the check would be unfair: upstream rounds its logits as
+  # the reference does (measured in the interpreter, which runs `ex2.approx` as
+  # a `2**x` within 1.3 ulp: out 1.9e-6 against upstream's 2.4e-7 there, and
+  # 7.6e-6 against 7.5e-6 in f64; the ratios in f64 were 0.91x to 1.30x, the
+  # largest dk with `k_start`). With a bias upstream's error is the larger on a
+  # GPU: it adds the bias to the dot of the scaled `q`, which Triton folds into
+  # the dot's accumulator.
   q, k, v, dout = _inputs()
   mask = None
   if kwargs.pop("bias", False):
@@ -146,21 +148,19 @@ def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
   kwargs["precision"] = HIGHEST
   actual = _grads(lambda q, k, v: ours(q, k, v, **kwargs), q, k, v, dout)
   expected = _grads(lambda q, k, v: theirs(q, k, v, **kwargs), q, k, v, dout)
-  ref = _grads(
-      lambda q, k, v: reference.attention(
-          q, k, v, kwargs.get("bias"), mask=mask
-      ),
-      q,
-      k,
-      v,
-      dout,
-  )
-  for a, e, r in zip(*map(jax.tree.leaves, (actual, expected, ref))):
-    if interpret.is_needed():
-      assert harness.relative_error(a, e) <= 1e-6
-    else:
+  with jax.enable_x64(True):
+    f64 = lambda x: None if x is None else jnp.asarray(x, jnp.float64)
+    bias = f64(kwargs.get("bias"))
+    ref = _grads(
+        lambda q, k, v: reference.attention(
+            q, k, v, bias, mask=mask, dtype=jnp.float64
+        ),
+        *map(f64, (q, k, v, dout)),
+    )
+    for a, e, r in zip(*map(jax.tree.leaves, (actual, expected, ref))):
+      assert r.dtype == jnp.float64
       error = harness.relative_error(a, r)
-      assert error <= 1.25 * harness.relative_error(e, r), error
+      assert error <= 1.5 * harness.relative_error(e, r), error
 
 
 def test_upstream_raises_for_the_cap_and_we_do_not():
