@@ -3,7 +3,8 @@
 Usage, from the repository root:
   python -P dump_ttir.py OUTDIR B,T,H,KV,D DTYPE {default,highest}
       [VJP_CONFIG_JSON or -] [FWD_CONFIG_JSON]
-Causal, soft cap 50. Without configs, the heuristics as on an sm90 GPU
+Causal, soft cap 50 (environment CAUSAL=0: no mask; CAP=<number>: that
+cap; CAP=none: no cap). Without configs, the heuristics as on an sm90 GPU
 (environment SM=80 or 86: as on that GPU). With BSHAPE=1,8,1024,1024 and
 BDT=float32, a bias of that shape and dtype too.
 Writes OUTDIR/N-KERNEL.ttir and params.json (each kernel's name, stages,
@@ -54,7 +55,8 @@ if "BSHAPE" in os.environ:  # A bias of that shape and dtype (BDT).
   shape = tuple(int(x) for x in os.environ["BSHAPE"].split(","))
   args.append(jax.ShapeDtypeStruct(shape, jnp.dtype(os.environ["BDT"])))
 def loss(q, k, v, bias=None):
-  return op(q, k, v, bias=bias, is_causal=True, logits_soft_cap=50.0, precision=precision).astype(jnp.float32).sum()
+  cap = os.environ.get("CAP", "50")
+  return op(q, k, v, bias=bias, is_causal=os.environ.get("CAUSAL", "1") == "1", logits_soft_cap=None if cap == "none" else float(cap), precision=precision).astype(jnp.float32).sum()
 grad = jax.grad(loss, argnums=tuple(range(len(args))))
 e = export.export(jax.jit(grad), platforms=("cuda",), disabled_checks=[export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")])(*args)
 import re

@@ -1,7 +1,8 @@
-"""Compiles dump_ttir.py's kernels for sm90; prints each loop's SASS opcode counts.
+"""Compiles dumped Triton IR for sm90; prints each loop's SASS opcode counts.
 
-Usage: python sass_loops.py DIR [NAME_SUBSTRING]  (DIR as dump_ttir.py wrote it;
-needs a Triton wheel, which ships ptxas, cuobjdump and nvdisasm; no GPU).
+Usage: python sass_loops.py DIR [NAME_SUBSTRING], DIR as the compile probe's
+dump_ttir.py wrote it (`cpu-2026-12-01-compile-probe/`). Needs a Triton wheel,
+which ships ptxas, cuobjdump and nvdisasm; no GPU.
 Writes DIR/N-KERNEL.cubin and .sass. A loop is the span from a backward
 branch's target to the branch.
 """
