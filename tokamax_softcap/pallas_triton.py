@@ -62,8 +62,10 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
   - the default `vjp` is `tokamax_softcap.PallasTritonFlashAttentionVjp`
     (built with this op's `bypass_device_check`), which supports
     `logits_soft_cap`;
-  - with `use_base2=True` the residual `m` is returned in base e, which the
-    VJP expects (upstream returns base 2 and its gradients are wrong);
+  - the kernels always take their softmax in base 2, with the logits' scale
+    folded into the cap's constants, and return the residual `m` in base e,
+    which the VJP expects; `use_base2` changes nothing (upstream's
+    `use_base2=True` returned base 2, and its gradients were wrong);
   - a query row that attends to no key has zero output whatever softmax
     `logits_soft_cap` selects (upstream averages `v` with the stable one);
   - with a 16-bit `logits_dtype` the cap is taken in f32 and cast back
