@@ -1,0 +1,59 @@
+"""Patch 0023's `soft_cap` in the Pallas interpreter, on the upstream test's grid.
+
+The error in `s` against `c tanh(z)` in f64, in units of 2**-24 `|c|`, the
+largest over the 4094 points of `z` that `test_fast_exp2_and_soft_cap` takes
+(for caps above 64 only `|z| >= 1/4`, where the exponential form applies).
+The interpreter runs `ex2.approx` and `rcp.approx` as `exp2` and `1 / x`
+(`tokamax_softcap.interpret`).
+
+Usage: python3 interpreter.py > interpreter.txt
+"""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+import numpy as np
+
+from tokamax_softcap import interpret
+from tokamax_softcap import patched
+
+LOG2_E = float(np.log2(np.e))
+ROWS = (  # (c, u_scale, s_scale, offset), as the test's.
+    (1.0, 1.0, 1.0, 0.0),
+    (30.0, 1.0, 1.0, 0.0),
+    (50.0, 1.0, 1.0, 0.0),
+    (50.0, 0.125, LOG2_E, 0.0),
+    (50.0, 0.125, LOG2_E, 80.0),
+    (64.0, 1.0, 1.0, 0.0),
+    (100.0, 1 / 16, LOG2_E, 0.0),
+    (100.0, 1 / 16, LOG2_E, -3.0),
+)
+
+
+def main():
+  z = np.concatenate([np.linspace(-12.0, 12.0, 4094), [0.2499, -0.2499]])
+  with interpret.interpret():
+    for cap, u_scale, s_scale, offset in ROWS:
+      u = (z * cap / u_scale).astype(np.float32)
+
+      def kernel(u_ref, s_ref, cap=cap, u_scale=u_scale, s_scale=s_scale,
+                 offset=offset):
+        s_ref[...] = patched.pallas_triton_vjp.soft_cap(
+            u_ref[...], cap, u_scale=u_scale, s_scale=s_scale,
+            s_offset=offset,
+        )[0]
+
+      out = jax.ShapeDtypeStruct(u.shape, jnp.float32)
+      s = np.asarray(pl.pallas_call(kernel, out)(u)).astype(np.float64)
+      s = (s + offset) / s_scale
+      z_u = u.astype(np.float64) * u_scale / cap
+      err = np.abs(s - cap * np.tanh(z_u)) / (2.0**-24 * cap)
+      if cap > 64:
+        err, z_u = err[np.abs(z_u) >= 0.25], z_u[np.abs(z_u) >= 0.25]
+      print(f"cap {cap:5} u_scale {u_scale:<6} s_scale {s_scale:.4f} offset"
+            f" {offset:5}: u<0 {err[z_u < 0].max():.2f}  u>=0"
+            f" {err[z_u >= 0].max():.2f}")
+
+
+if __name__ == "__main__":
+  main()
