@@ -1,9 +1,10 @@
-"""Patch 0023's `soft_cap` in the Pallas interpreter, on the upstream test's grid.
+"""Patch 0023's `soft_cap` in the Pallas interpreter, on the upstream test's z.
 
 The error in `s` against `c tanh(z)` in f64, in units of 2**-24 `|c|`, the
-largest over the 4094 points of `z` that `test_fast_exp2_and_soft_cap` takes
-(for caps above 64 only `|z| >= 1/4`, where the exponential form applies).
-The interpreter runs `ex2.approx` and `rcp.approx` as `exp2` and `1 / x`
+largest over the 4088 regular points of `z` that `test_fast_exp2_and_soft_cap`
+takes (for caps above 64 only `|z| >= 1/4`, where the exponential form
+applies). The interpreter runs `ex2.approx` as XLA's CPU `exp2` after a range
+reduction (about 1 ulp) and `rcp.approx` as `1 / x`, correctly rounded
 (`tokamax_softcap.interpret`).
 
 Usage: python3 interpreter.py > interpreter.txt
@@ -25,13 +26,18 @@ ROWS = (  # (c, u_scale, s_scale, offset), as the test's.
     (50.0, 0.125, LOG2_E, 0.0),
     (50.0, 0.125, LOG2_E, 80.0),
     (64.0, 1.0, 1.0, 0.0),
+    (100.0, 1.0, 1.0, 0.0),
     (100.0, 1 / 16, LOG2_E, 0.0),
     (100.0, 1 / 16, LOG2_E, -3.0),
+    (1e6, 1.0, 1.0, 0.0),
 )
+# As the test: 4096 points, 8 of them special values, 2 at `z = +-0.2499`.
+NUM_REGULAR = 4096 - 8
 
 
 def main():
-  z = np.concatenate([np.linspace(-12.0, 12.0, 4094), [0.2499, -0.2499]])
+  z = np.linspace(-12.0, 12.0, NUM_REGULAR - 2)
+  z = np.concatenate([z, [0.2499, -0.2499]])
   with interpret.interpret():
     for cap, u_scale, s_scale, offset in ROWS:
       u = (z * cap / u_scale).astype(np.float32)
