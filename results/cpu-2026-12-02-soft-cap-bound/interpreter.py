@@ -18,19 +18,8 @@ import numpy as np
 from tokamax_softcap import interpret
 from tokamax_softcap import patched
 
-LOG2_E = float(np.log2(np.e))
-ROWS = (  # (c, u_scale, s_scale, offset), as the test's.
-    (1.0, 1.0, 1.0, 0.0),
-    (30.0, 1.0, 1.0, 0.0),
-    (50.0, 1.0, 1.0, 0.0),
-    (50.0, 0.125, LOG2_E, 0.0),
-    (50.0, 0.125, LOG2_E, 80.0),
-    (64.0, 1.0, 1.0, 0.0),
-    (100.0, 1.0, 1.0, 0.0),
-    (100.0, 1 / 16, LOG2_E, 0.0),
-    (100.0, 1 / 16, LOG2_E, -3.0),
-    (1e6, 1.0, 1.0, 0.0),
-)
+from simulate import ROWS  # The upstream test's rows, beside this file.
+
 # As the test: 4096 points, 8 of them special values, 2 at `z = +-0.2499`.
 NUM_REGULAR = 4096 - 8
 
