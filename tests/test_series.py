@@ -31,7 +31,7 @@ SERIES_TEST_GROUPS = {
     "tanh_clipping": 10,
     "not_multiple_of_block": 7,
     "fully_masked": 9,
-    "head_dim": 10,
+    "head_dim": 13,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
     "rest": 32,

@@ -191,8 +191,8 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # ranges (4), bf16 at head_dim 256 (1), head_dim 320-512 (4), query ranges
 # (3), bf16 at `precision=HIGHEST` (2), the autotuning space (6) and its
 # mirrored causal blocks (2), the heuristic configs in 99 KiB of shared
-# memory (7), at head_dim 256 by precision (2) and at head_dim 64 and 128 on
-# Hopper (4); in its forward class,
+# memory (7), at head_dim 256 by precision (2) and at head_dim 64 and 128 by
+# GPU and dtype (7); in its forward class,
 # `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
 # with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
 # and the fast exponential and soft cap (1).
@@ -209,7 +209,7 @@ SERIES_TESTS = (
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 79
+NUM_SERIES_TESTS = 82
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )

@@ -1,3 +1,6 @@
+# On the GPU machine, from the repository root: OUT is the output folder;
+# .whl/ holds wheels of the packages that machine lacks (this repository's
+# dependencies), installed into /tmp/site.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 S=$(date +%s); sha256sum tokamax_softcap/patches/*.patch > $OUT/series-run3.sha256
