@@ -34,7 +34,8 @@ SERIES_TEST_GROUPS = {
     "head_dim": 13,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
-    "rest": 32,
+    "shared_memory": 52,
+    "rest": 25,
 }
 
 

@@ -1,0 +1,32 @@
+"""Prints the shared memory Triton allocates for `dump_ttir.py`'s kernels.
+
+Usage: PYTHON_WITH_TRITON shared.py OUTDIR (triton 3.6.0). Runs Triton's
+stages up to LLVM IR only (no PTX, no ptxas): the allocation is decided by
+then. Environment SM=80 compiles for sm80 (default sm90).
+"""
+import json, os, pathlib, sys
+from triton._C.libtriton import ir
+from triton.backends.compiler import GPUTarget
+from triton.compiler.compiler import IRSource, make_backend
+
+d = pathlib.Path(sys.argv[1])
+params = {n: (int(s), int(w)) for n, s, w in json.loads((d / "params.json").read_text())}
+SM = int(os.environ.get("SM", "90"))
+target = GPUTarget("cuda", SM, 32)
+for f in sorted(d.glob("*.ttir")):
+  name = f.stem.split("-", 1)[1]
+  stages, warps = params[name]
+  backend = make_backend(target)
+  context = ir.context()
+  src = IRSource(str(f), context, backend)
+  options = backend.parse_options(dict(num_warps=warps, num_stages=stages))
+  metadata = {"target": target, **options.__dict__}
+  passes = {}
+  backend.add_stages(passes, options, src.language)
+  module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+  try:
+    for ext in ("ttgir", "llir"):
+      module = passes[ext](module, metadata)
+  except Exception as e:
+    print(json.dumps(dict(kernel=name, error=str(e).splitlines()[0][:200]))); continue
+  print(json.dumps(dict(kernel=name, warps=warps, stages=stages, shared=metadata["shared"])))
