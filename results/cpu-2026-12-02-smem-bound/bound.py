@@ -1,47 +1,78 @@
-"""Compares `grid.py`'s shared memory with patch 0025's lower bound.
+"""Compares measured shared memory with patch 0025's lower bound.
 
-Usage: python bound.py GRID.jsonl
-The bound (`pipelined_tiles_bytes`, restated here): with num_stages >= 2,
-`stages * rows * row bytes` of the wider tile of a loop, of both tiles where
-16-bit dots run on wgmma (sm90, the dots' output rows a multiple of 64,
-warps a multiple of 4). Forward: k and v tiles of `block_k` rows for dots of
-`block_q` rows. VJP: the larger of its dk/dv loop (q and dout, `block_m1`
-rows, dots of `block_n1`) and its dq loop (k and v, `block_n2`, dots of
-`block_m2`). Prints a table row per kernel and the largest bound / shared.
+Usage: python bound.py cpu GRID.jsonl   (`grid.py`'s output: Triton 3.6)
+       python bound.py h200 COMPILE_GRID.jsonl
+         (`h200-2026-12-02-smem-bound/scripts/compile_grid.py`'s output;
+         its `bound` field is an earlier form of the bound, ignored here)
+The bound (`tiles_bytes`, restated): per loop, `stages * rows * B` with B
+the bytes of a row of the wider loaded tile; where 16-bit dots run on
+wgmma (sm90, the dots' output rows a multiple of 64, warps a multiple of 4),
+B is both tiles' bytes (with two or more stages) and the held tiles are
+added. Forward: loads k and v (`block_k` rows) for dots of `block_q`
+rows, holds q. VJP: the larger of its dk/dv loop (loads q and dout,
+`block_m1` rows; dots of `block_n1` rows; holds k and v) and its dq loop
+(loads k and v, `block_n2`; dots of `block_m2`; holds q and dout). Prints
+a markdown table and a summary.
 """
 import json, sys
 
-
-def loop_bound(stages, warps, rows, dot_rows, row_bytes, sm, sixteen_bit):
-  if stages < 2:
-    return 0
-  both = sm == 90 and dot_rows % 64 == 0 and warps % 4 == 0 and sixteen_bit
-  return stages * rows * (2 * row_bytes if both else row_bytes)
+BUDGET = 232_448  # sm90
 
 
-rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| variant | D | kernel | config | shared | bound | bound / shared | forward: bound + q tile == shared |")
-print("|---|---|---|---|---|---|---|---|")
-worst = 0.0
-for r in rows:
-  if "error" in r:
-    print(f"| {r.get('tag')} | error: {r['error'][:80]} | | | | | | |"); continue
-  sixteen_bit = r["dtype"] != "float32"
-  row_bytes = r["head_dim"] * (2 if sixteen_bit else 4)
-  sm = 80 if r["variant"] == "sm80" else 90
-  fwd = r["kernel"].startswith("pallas_flash_attention_fwd")
-  if fwd:
-    bq, bk, w, s = cfg = r["fwd"]
-    bound = loop_bound(s, w, bk, bq, row_bytes, sm, sixteen_bit)
-    both = bound == s * bk * 2 * row_bytes and s >= 2
-    with_q = (bound + bq * row_bytes == r["shared"]) if both else ""
-  else:
-    m1, n1, m2, n2, w, s = cfg = r["vjp"]
-    bound = max(loop_bound(s, w, m1, n1, row_bytes, sm, sixteen_bit),
-                loop_bound(s, w, n2, m2, row_bytes, sm, sixteen_bit))
-    with_q = ""
-  ratio = bound / r["shared"]
-  worst = max(worst, ratio)
-  kernel = "forward" if fwd else r["kernel"].removeprefix("pallas_flash_attention_")
-  print(f"| {r['variant']} | {r['head_dim']} | {kernel} | {tuple(cfg)} | {r['shared']:,} | {bound:,} | {ratio:.2f} | {with_q} |")
-print(f"\nLargest bound / shared: {worst:.3f} (above 1 the bound would reject a config that fits).")
+def loop(stages, warps, rows, dot_rows, row_bytes, held, sm, sixteen_bit):
+  wgmma = sm == 90 and dot_rows % 64 == 0 and warps % 4 == 0 and sixteen_bit
+  if not wgmma:
+    return stages * rows * row_bytes
+  return stages * rows * (2 * row_bytes if stages >= 2 else row_bytes) + held
+
+
+def bound(kind, dtype, head_dim, config, sm=90):
+  sixteen_bit = dtype != "float32"
+  r = head_dim * (2 if sixteen_bit else 4)
+  if kind == "forward":
+    bq, bk, w, s = config
+    return loop(s, w, bk, bq, r, bq * r, sm, sixteen_bit)
+  m1, n1, m2, n2, w, s = config
+  return max(loop(s, w, m1, n1, r, n1 * 2 * r, sm, sixteen_bit),
+             loop(s, w, n2, m2, r, m2 * 2 * r, sm, sixteen_bit))
+
+
+def cpu(rows):
+  print("| variant | head_dim | kernel | config | shared (B) | bound (B) | bound / shared |")
+  print("|---|---|---|---|---|---|---|")
+  worst = 0.0
+  for x in rows:
+    kind = "forward" if "fwd" in x["kernel"] else "vjp"
+    config = x["fwd"] if kind == "forward" else x["vjp"]
+    if x["kernel"].endswith("delta"):
+      kind, config = "delta", x["vjp"]
+    b = 0 if kind == "delta" else bound(
+        kind, x["dtype"], x["head_dim"], config,
+        80 if x["variant"] == "sm80" else 90)
+    worst = max(worst, b / x["shared"])
+    print(f"| {x['variant']} | {x['head_dim']} | {kind} | {tuple(config)} |"
+          f" {x['shared']:,} | {b:,} | {b / x['shared']:.2f} |")
+  print(f"\n{len(rows)} kernels; largest bound / shared: {worst:.3f}"
+        " (above 1 the bound would reject a config that fits).")
+
+
+def h200(rows):
+  print("| kernel | dtype | head_dim | config | compiled | requested (B) | bound (B) | rejected |")
+  print("|---|---|---|---|---|---|---|---|")
+  wrong = caught = 0
+  for x in rows:
+    b = bound(x["kernel"], x["dtype"], x["head_dim"], x["config"])
+    rejected = b > BUDGET
+    wrong += (x["compiled"] and rejected) or b > x.get("requested", b)
+    caught += rejected and not x["compiled"]
+    print(f"| {x['kernel']} | {x['dtype']} | {x['head_dim']} |"
+          f" {tuple(x['config'])} | {'yes' if x['compiled'] else 'no'} |"
+          f" {x.get('requested', 0):,} | {b:,} | {'yes' if rejected else ''} |")
+  failed = sum(not x["compiled"] for x in rows)
+  print(f"\n{len(rows)} configs, {failed} failed to compile; the bound rejects"
+        f" {caught} of those and wrongly (a config that compiled, or above"
+        f" what a failure requested) {wrong}.")
+
+
+rows = [json.loads(l) for l in open(sys.argv[2])]
+{"cpu": cpu, "h200": h200}[sys.argv[1]](rows)
