@@ -7,7 +7,7 @@
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 sha256sum tokamax_softcap/patches/*.patch > $OUT/series-run4.sha256
-s=$(date +%s); timeout -s INT 300 python3 -P results/h200-2026-12-02-configs/scripts/sweep.py $OUT/fwd-d256.jsonl 256 causal,full fwd > $OUT/fwd-d256.log 2>&1; echo "$(( $(date +%s) - s ))s rc $?: sweep.py 256 causal,full fwd" > $OUT/rc-run4.txt
+s=$(date +%s); timeout -s INT 220 python3 -P results/h200-2026-12-02-configs/scripts/sweep.py $OUT/fwd-d256.jsonl 256 causal,full fwd > $OUT/fwd-d256.log 2>&1; echo "$(( $(date +%s) - s ))s rc $?: sweep.py 256 causal,full fwd" > $OUT/rc-run4.txt
 cat $OUT/rc-run4.txt; grep -v '"error"' $OUT/fwd-d256.jsonl | python3 -c "
 import json, sys
 rows = [r for r in map(json.loads, sys.stdin) if 'mask' in r]
