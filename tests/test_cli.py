@@ -179,6 +179,16 @@ def test_options_are_the_arguments_of_the_main_they_run(argv):
   inspect.signature(main).bind(**args)
 
 
+def test_verify_runs_wide_512_only_when_named(monkeypatch):
+  calls = []
+  monkeypatch.setattr(verify, "verify_all", lambda *a, **kw: calls.append(a))
+  cli.main(["verify", "--size", "full"])
+  assert [c.name for c in calls[-1][0]] == ["gemma2-2b", "pr-check"]
+  cli.main(["verify", "--size", "full", "--config", "wide-512"])
+  assert calls[-1][0] == [harness.WIDE_512]
+  assert harness.WIDE_512.head_dim == 512
+
+
 def test_verify_sizes_then_overrides_the_configurations(monkeypatch):
   calls = []
   monkeypatch.setattr(verify, "verify_all", lambda *a, **kw: calls.append(a))

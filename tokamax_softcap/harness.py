@@ -91,7 +91,24 @@ PR_CHECK = Config(
     logits_soft_cap=30.0,
     window=1024,
 )
-CONFIGS = {c.name: c for c in (GEMMA2_2B, PR_CHECK)}
+# A wide-head layer: head_dim 512, the widest the kernels take, with Gemma
+# 2's GQA, cap and window at its context. Not in `DEFAULT_CONFIGS`: its f32
+# rows with a bias reach 2.5e-5 in the CPU interpreter, near `verify`'s
+# bound of 3e-5, where XLA:CPU's f32 dots round in each machine's own
+# summation order (7.4e-6 at most on an H200).
+WIDE_512 = Config(
+    name="wide-512",
+    batch=1,
+    seq_len=8192,
+    num_heads=8,
+    num_kv_heads=4,
+    head_dim=512,
+    logits_soft_cap=50.0,
+    window=4096,
+)
+CONFIGS = {c.name: c for c in (GEMMA2_2B, PR_CHECK, WIDE_512)}
+# What `verify` runs unless told otherwise.
+DEFAULT_CONFIGS = (GEMMA2_2B.name, PR_CHECK.name)
 
 
 def cpu_sized(config: Config) -> Config:

@@ -384,9 +384,10 @@ def add_arguments(parser: argparse.ArgumentParser):
       "--config",
       dest="configs",
       metavar="CONFIGS",
-      **cli_types.comma_separated(harness.CONFIGS),
+      **cli_types.comma_separated(harness.CONFIGS, harness.DEFAULT_CONFIGS),
       help="configurations: gemma2-2b (Gemma 2 2B's attention), pr-check (the"
-      " upstream pull request's check)",
+      " upstream pull request's check), wide-512 (head_dim 512; not run"
+      " unless named)",
   )
   parser.add_argument(
       "--variants",
@@ -443,7 +444,7 @@ def add_arguments(parser: argparse.ArgumentParser):
 
 
 def main(
-    configs: Sequence[str] = tuple(harness.CONFIGS),
+    configs: Sequence[str] = harness.DEFAULT_CONFIGS,
     variants: Sequence[str] = harness.VARIANTS,
     dtypes: Sequence[str] = DTYPES,
     precisions: Sequence[str] = tuple(PRECISIONS),
@@ -456,7 +457,7 @@ def main(
   """Runs `python -m tokamax_softcap verify`; without a GPU, interpreted.
 
   Args:
-    configs: Names of `harness.CONFIGS`.
+    configs: Names of `harness.CONFIGS`; by default `harness.DEFAULT_CONFIGS`.
     variants: Of `harness.VARIANTS`; those a configuration or the devices
       cannot run are left out (see `runs`).
     dtypes: Of `DTYPES`.
