@@ -126,17 +126,17 @@ def test_uncapped_gradients_are_as_accurate_as_upstream(kwargs):
   # at `|s|`: in natural units, 1 / log2(e) to 2 / log2(e) = 0.69x to 1.39x
   # upstream's rounding error. So at full f32 precision, against an f64
   # reference, out, dq, dk and dv are each within 3x upstream's error (why 3x:
-  # below). Against the f32 reference the check would be unfair: upstream
-  # rounds its logits as the reference does (measured in the interpreter,
-  # which runs `ex2.approx` as a `2**x` within 1.3 ulp: out 1.9e-6 against
-  # upstream's 2.4e-7 there, and 7.6e-6 against 7.5e-6 in f64; the ratios in
-  # f64 were 0.91x to 1.30x, the largest dk with `k_start`). With a bias
-  # upstream's error is the larger on a GPU: it adds the bias to the dot of the
-  # scaled `q`, which Triton folds into the dot's accumulator. Both errors are f32 roundings of logits up to
-  # several hundred, and XLA's CPU code sums them in an order that depends on
-  # the CPU's vector width: on a 2-core AMD EPYC with AVX2 and no AVX-512
-  # (2026-12-02, jax 0.12.0.1) the `k_start` ratios were 0.91x (out), 1.43x
-  # (dq), 2.49x (dk: 1.69e-5 against 6.79e-6) and 1.15x (dv). Hence 3x: a
+  # below). Against the f32 reference the check would be unfair: upstream rounds
+  # its logits as the reference does (measured in the interpreter, which runs
+  # `ex2.approx` as a `2**x` within 1.3 ulp: out 1.9e-6 against upstream's
+  # 2.4e-7 there, and 7.6e-6 against 7.5e-6 in f64; the ratios in f64 were 0.91x
+  # to 1.30x, the largest dk with `k_start`). With a bias upstream's error is
+  # the larger on a GPU: it adds the bias to the dot of the scaled `q`, which
+  # Triton folds into the dot's accumulator. Both errors are f32 roundings of
+  # logits up to several hundred, and XLA's CPU code sums them in an order that
+  # depends on the CPU's vector width: on a 2-core AMD EPYC with AVX2 and no
+  # AVX-512 (2026-12-02, jax 0.12.0.1) the `k_start` ratios were 0.91x (out),
+  # 1.43x (dq), 2.49x (dk: 1.69e-5 against 6.79e-6) and 1.15x (dv). Hence 3x: a
   # wrong exponent base, scale or mask is off by orders of magnitude more.
   q, k, v, dout = _inputs()
   mask = None
