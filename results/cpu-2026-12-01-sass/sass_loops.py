@@ -4,13 +4,15 @@ Usage: python sass_loops.py DIR [NAME_SUBSTRING], DIR as the compile probe's
 dump_ttir.py wrote it (`cpu-2026-12-01-compile-probe/`). Needs a Triton wheel,
 which ships ptxas, cuobjdump and nvdisasm; no GPU.
 Writes DIR/N-KERNEL.cubin and .sass. A loop is the span from a backward
-branch's target to the branch.
+branch's target to the branch. Each loop's 30 most frequent opcodes, or, with
+the environment's TOP=N, N of them (TOP=0: all).
 """
-import json, pathlib, re, subprocess, sys, collections
+import json, os, pathlib, re, subprocess, sys, collections
 import triton
 from triton.backends.compiler import GPUTarget
 d = pathlib.Path(sys.argv[1])
 only = sys.argv[2] if len(sys.argv) > 2 else ""
+num_ops = int(os.environ.get("TOP", "30")) or None
 params = {n: (int(s), int(w)) for n, s, w in json.loads((d / "params.json").read_text())}
 bin_ = pathlib.Path(triton.__file__).parent / "backends/nvidia/bin"
 for f in sorted(d.glob("*.ttir")):
@@ -35,5 +37,5 @@ for f in sorted(d.glob("*.ttir")):
       if t < a and t in addr:
         body = [x for _, x in lines[addr[t]:i + 1]]
         ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", x).split()[0] for x in body)
-        top = ", ".join(f"{o} {c}" for o, c in ops.most_common(30))
+        top = ", ".join(f"{o} {c}" for o, c in ops.most_common(num_ops))
         print(f"  loop {t:#x}-{a:#x}: {len(body)} instrs: {top}")
