@@ -1,6 +1,9 @@
-"""dv in a kernel of its own (patch 0026) against one dk/dv kernel, wide heads.
+"""dv in a kernel of its own (patch 0026) against one dk/dv kernel.
 
-python -P split.py OUT.jsonl. Patch 0026 computes dv in its own kernel when
+python -P split.py OUT.jsonl [RUN]. Run 1 (the default) as described here;
+run 2 times a second grid at head_dim 512, 256 (causal and full) and 128
+(B2 T8192 H16/16, causal), each shape's default configs with and without the
+cap, without the split, and XLA at head_dim 512. Patch 0026 computes dv in its own kernel when
 the head dim (padded to a power of two) is at least
 `pallas_triton_vjp.SPLIT_DKDV_HEAD_DIM` (512). Times fwd+bwd (bf16, cap 50,
 causal and full) at head_dim 512 (B1 T8192 H8/4) with that split on and off
@@ -23,12 +26,28 @@ out = open(sys.argv[1], "a")
 def emit(r):
   print(json.dumps(r), flush=True); out.write(json.dumps(r) + "\n"); out.flush()
 
-D512 = [(32, 32, 32, 32, 8, 2), (32, 32, 32, 32, 4, 2), (32, 32, 32, 32, 8, 3),
-        (32, 64, 64, 32, 8, 1), (16, 64, 64, 16, 8, 1), (16, 32, 32, 16, 8, 2),
-        (16, 32, 32, 16, 4, 2), (32, 32, 32, 32, 4, 3)]
-D256 = [None, (64, 128, 128, 64, 8, 1), (32, 128, 128, 32, 8, 2),
-        (32, 64, 64, 32, 8, 2), (64, 64, 64, 64, 4, 2)]
-SHAPES = {512: dict(batch=1, heads="gqa"), 256: dict(batch=2, heads="gqa")}
+RUN = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+if RUN == 1:
+  D512 = [(32, 32, 32, 32, 8, 2), (32, 32, 32, 32, 4, 2), (32, 32, 32, 32, 8, 3),
+          (32, 64, 64, 32, 8, 1), (16, 64, 64, 16, 8, 1), (16, 32, 32, 16, 8, 2),
+          (16, 32, 32, 16, 4, 2), (32, 32, 32, 32, 4, 3)]
+  D256 = [None, (64, 128, 128, 64, 8, 1), (32, 128, 128, 32, 8, 2),
+          (32, 64, 64, 32, 8, 2), (64, 64, 64, 64, 4, 2)]
+  SHAPES = {512: dict(batch=1, heads="gqa"), 256: dict(batch=2, heads="gqa")}
+  keys = [(512, "causal"), (512, "full"), (256, "causal")]
+else:
+  D512 = [(32, 32, 32, 32, 4, 3), (32, 32, 32, 32, 4, 4), (16, 32, 32, 16, 4, 3),
+          (32, 64, 64, 32, 4, 1), (16, 32, 32, 16, 4, 4), (32, 32, 32, 32, 2, 3)]
+  D256 = [(64, 128, 128, 64, 8, 1), (32, 128, 128, 32, 8, 1),
+          (32, 128, 128, 32, 8, 2), (16, 128, 128, 16, 8, 2),
+          (16, 128, 128, 16, 8, 3), (64, 64, 64, 64, 8, 1),
+          (32, 128, 128, 32, 4, 2), (64, 128, 128, 64, 16, 1)]
+  D128 = [(64, 128, 128, 64, 8, 2), (32, 128, 128, 32, 8, 2),
+          (64, 128, 128, 64, 8, 3), (64, 128, 128, 64, 4, 2)]
+  SHAPES = {512: dict(batch=1, heads="gqa"), 256: dict(batch=2, heads="gqa"),
+            128: dict(batch=2, heads="mha")}
+  keys = [(512, "causal"), (512, "full"), (256, "causal"), (256, "full"),
+          (128, "causal")]
 
 def shape_of(d, mask):
   return bench.Shape(seq_len=8192, head_dim=d, mask=mask, **SHAPES[d])
@@ -42,7 +61,6 @@ def op_with(vc):
       num_warps=vc[4], num_stages=vc[5])
   return op.replace(vjp=op.vjp.replace(config=cfg))
 
-keys = [(512, "causal"), (512, "full"), (256, "causal")]
 sets = {s: bench._inputs(shape_of(*s), jnp.bfloat16, 2) for s in keys}
 
 def compile_one(tag, op, kwargs):
@@ -53,24 +71,39 @@ def compile_one(tag, op, kwargs):
   args = [a for _, a in std]
   return jax.jit(std[0][0]).lower(args[0]).compile(), args
 
-groups = {OFF: [], 512: [], 256: []}
+groups = {OFF: [], 512: [], 256: [], 128: []}
 capped = dict(logits_soft_cap=bench.CAP)
-for mask in ("causal", "full"):
-  base = dict(head_dim=512, mask=mask)
-  xla, kw = bench._implementation("xla")
-  groups[OFF].append((dict(base, impl="xla"), xla, kw))
-  for vc in [None] + D512:
-    for split in (OFF, 512):
-      if split == OFF and vc not in (None, D512[0], D512[1]) and mask == "full":
+def job(group, vc, cap=True, **tag):
+  groups[group].append((dict(tag, impl="ours" if cap else "ours-nocap",
+                             split=group < OFF, vjp=vc),
+                        op_with(vc), capped if cap else {}))
+if RUN == 1:
+  for mask in ("causal", "full"):
+    base = dict(head_dim=512, mask=mask)
+    xla, kw = bench._implementation("xla")
+    groups[OFF].append((dict(base, impl="xla"), xla, kw))
+    for vc in [None] + D512:
+      for split in (OFF, 512):
+        if split == OFF and vc not in (None, D512[0], D512[1]) and mask == "full":
+          continue
+        job(split, vc, **base)
+    job(512, None, cap=False, **base)
+  for vc in D256:
+    for split in (OFF, 256):
+      if split == OFF and vc is not None:
         continue
-      groups[split].append((dict(base, impl="ours", split=split < OFF, vjp=vc), op_with(vc), capped))
-  groups[512].append((dict(base, impl="ours-nocap", split=True, vjp=None), op_with(None), {}))
-for vc in D256:
-  base = dict(head_dim=256, mask="causal")
-  for split in (OFF, 256):
-    if split == OFF and vc is not None:
-      continue
-    groups[split].append((dict(base, impl="ours", split=split < OFF, vjp=vc), op_with(vc), capped))
+      job(split, vc, head_dim=256, mask="causal")
+else:
+  for d, mask in keys:
+    base = dict(head_dim=d, mask=mask)
+    job(OFF, None, **base)
+    job(OFF, None, cap=False, **base)
+    for vc in {512: D512, 256: D256, 128: D128}[d]:
+      job(d, vc, **base)
+    job(d, {512: D512, 256: D256, 128: D128}[d][0], cap=False, **base)
+  for mask in ("causal", "full"):
+    xla, kw = bench._implementation("xla")
+    groups[OFF].append((dict(head_dim=512, mask=mask, impl="xla"), xla, kw))
 
 t0 = time.time()
 jobs, done = [], []
