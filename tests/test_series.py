@@ -35,7 +35,7 @@ SERIES_TEST_GROUPS = {
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
     "shared_memory": 58,
-    "rest": 25,
+    "rest": 27,
 }
 
 

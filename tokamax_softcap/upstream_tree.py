@@ -205,12 +205,13 @@ SERIES_TESTS = (
     " bf16_head_dim_256 or wide_heads or query_ranges or"
     " vjp_autotuning_configs or causal_mirrored_blocks or"
     " shared_memory or"
-    " vjp_heuristics_head_dim_256_precision or heuristics_head_dim_64_128))"
+    " vjp_heuristics_head_dim_256_precision or heuristics_head_dim_64_128 or"
+    " dv_kernel_of_its_own))"
     " or split_k_use_base2 or split_k_fully_masked_rows"
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 133
+NUM_SERIES_TESTS = 135
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
