@@ -1,4 +1,5 @@
 # dq by relaxed atomic adds (relaxed.py), series with the WIP patch 0026, H200.
+# At 097d40c (patches 0001-0025); later series have a patch 0026 of their own.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 cp results/h200-2026-12-02-derivative/scripts/0026-WIP-atomic-dq.patch tokamax_softcap/patches/
