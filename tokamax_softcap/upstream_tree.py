@@ -194,9 +194,10 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # memory (7), at head_dim 256 by precision (2) and at head_dim 64 and 128 by
 # GPU and dtype (7), configs given by hand that exceed shared memory (8) or
 # fit it (3) and the heuristic configs within it on five GPU generations
-# (40), dv in a kernel of its own and not (2); in its forward class, `split_k` with `use_base2` (1) and with fully
-# masked rows (2), soft capping with 16-bit `logits_dtype` (2), malformed
-# head counts and `k_start` (3), and the fast exponential and soft cap (1).
+# (40), dv in a kernel of its own and not (2); in its forward class,
+# `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
+# with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
+# and the fast exponential and soft cap (1).
 SERIES_TESTS = (
     "(PallasTritonFlashAttentionWithPallasTritonVjpTest and (tanh_clipping or"
     " skipped_query_blocks or use_base2 or not_multiple_of_block or"
