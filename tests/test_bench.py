@@ -85,9 +85,11 @@ def test_write_report_writes_every_format(tmp_path):
       "| shape | ours fwd+bwd (ms) | ours-nocap fwd+bwd (ms) |"
       " xla fwd+bwd (ms) |"
   )
-  # ours / ours-nocap 1.5x; no ours-stable or ours-highest; xla failed; ours'
-  # memory ratio.
-  assert table[4] == f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | 2.00 |"
+  # ours / ours-nocap 1.5x; no ours-stable, ours-highest or mosaic; xla
+  # failed; ours' memory ratio.
+  assert table[4] == (
+      f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | — | 2.00 |"
+  )
   # Throughput: B16 T1024 H8/4 D64 causal, 1024 * 1025 / 2 attended pairs,
   # 4 * 16 * 8 * 524800 * 64 = 1.72e10 FLOP forward in 1 ms, 2.5x that
   # backward in 3 - 1 ms (ours) or 2 - 1 ms (ours-nocap); xla has no times.
@@ -101,6 +103,38 @@ def test_write_report_writes_every_format(tmp_path):
   assert paths[3].read_bytes()[:4] == b"\x89PNG"
   with pytest.raises(ValueError, match="No results"):
     bench.write_report(tmp_path, environment, [])
+
+
+def test_table_ratios_within_a_shape():
+  shape = bench.Shape(seq_len=2048, head_dim=128, heads="mha", mask="full")
+  results = [
+      bench.Result(
+          shape=str(shape),
+          seq_len=2048,
+          head_dim=128,
+          heads="mha",
+          mask="full",
+          implementation=name,
+          fwd_ms=1.0,
+          fwd_bwd_ms=ms,
+          peak_memory_mb=10.0,
+          memory_ratio=0.5,
+          fwd_flop=shape.fwd_flop(),
+      )
+      for name, ms in (
+          ("ours", 3.0), ("ours-nocap", 2.5), ("mosaic", 2.0), ("xla", 12.0)
+      )
+  ]
+  lines = bench.table(results).splitlines()
+  assert lines[0].endswith(
+      "| ours / ours-nocap | ours-stable / ours-nocap | ours-highest / ours |"
+      " ours / mosaic | xla / ours | ours peak mem / io |"
+  )
+  assert lines[1] == "|---" * 11 + "|"
+  assert lines[2] == (
+      f"| {shape} | 3.00 | 2.50 | 2.00 | 12.00 | 1.20x | — | — | 1.50x |"
+      " 4.00x | 0.50 |"
+  )
 
 
 def test_plot_wraps_groups_into_rows(tmp_path):

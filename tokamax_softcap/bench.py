@@ -366,13 +366,16 @@ def table(results: Sequence[Result]) -> str:
   head = " | ".join(f"{n} fwd+bwd (ms)" for n in names)
   lines = [
       f"| shape | {head} | ours / ours-nocap | ours-stable / ours-nocap |"
-      " ours-highest / ours | xla / ours | ours peak mem / io |",
-      "|---" * (len(names) + 6) + "|",
+      " ours-highest / ours | ours / mosaic | xla / ours |"
+      " ours peak mem / io |",
+      "|---" * (len(names) + 7) + "|",
   ]
   for shape, impls in by_shape.items():
-    ours, stable, highest, nocap, xla = (
+    ours, stable, highest, nocap, mosaic, xla = (
         impls.get(n)
-        for n in ("ours", "ours-stable", "ours-highest", "ours-nocap", "xla")
+        for n in (
+            "ours", "ours-stable", "ours-highest", "ours-nocap", "mosaic", "xla"
+        )
     )
     ratio = lambda a, b: (
         "—"
@@ -385,7 +388,8 @@ def table(results: Sequence[Result]) -> str:
     cells = " | ".join(ms(impls.get(n)) for n in names)
     lines.append(
         f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(stable, nocap)} |"
-        f" {ratio(highest, ours)} | {ratio(xla, ours)} | {mem} |"
+        f" {ratio(highest, ours)} | {ratio(ours, mosaic)} | {ratio(xla, ours)} |"
+        f" {mem} |"
     )
   return "\n".join(lines)
 
