@@ -388,8 +388,8 @@ def table(results: Sequence[Result]) -> str:
     cells = " | ".join(ms(impls.get(n)) for n in names)
     lines.append(
         f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(stable, nocap)} |"
-        f" {ratio(highest, ours)} | {ratio(ours, mosaic)} | {ratio(xla, ours)} |"
-        f" {mem} |"
+        f" {ratio(highest, ours)} | {ratio(ours, mosaic)} |"
+        f" {ratio(xla, ours)} | {mem} |"
     )
   return "\n".join(lines)
 

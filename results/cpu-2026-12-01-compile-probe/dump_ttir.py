@@ -6,7 +6,8 @@ Usage, from the repository root:
 Causal, soft cap 50 (environment CAUSAL=0: no mask; CAP=<number>: that
 cap; CAP=none: no cap). Without configs, the heuristics as on an sm90 GPU
 (environment SM=80 or 86: as on that GPU). With BSHAPE=1,8,1024,1024 and
-BDT=float32, a bias of that shape and dtype too.
+BDT=float32, a bias of that shape and dtype too; with DV=N, v's head dim
+is N.
 Writes OUTDIR/N-KERNEL.ttir and params.json (each kernel's name, stages,
 warps, from the exported module's custom calls).
 """
@@ -50,7 +51,9 @@ if fwd_config:
 op = tokamax_softcap.PallasTritonFlashAttention(**fwd_kw)
 q = jax.ShapeDtypeStruct((B, T, H, D), dtype)
 k = jax.ShapeDtypeStruct((B, T, KV, D), dtype)
-args = [q, k, k]
+# DV=<head_dim of v>: v's head dim differs from q's and k's.
+v = jax.ShapeDtypeStruct((B, T, KV, int(os.environ.get("DV", D))), dtype)
+args = [q, k, v]
 if "BSHAPE" in os.environ:  # A bias of that shape and dtype (BDT).
   shape = tuple(int(x) for x in os.environ["BSHAPE"].split(","))
   args.append(jax.ShapeDtypeStruct(shape, jnp.dtype(os.environ["BDT"])))

@@ -2,14 +2,14 @@
 
 Usage: python bound.py GRID.jsonl [MORE.jsonl ...]
 Per point, the largest VJP kernel's shared memory against patch 0025's bound
-(`old`) and the bound with the accumulator's layout conversion (`new`):
-where a causal loop's main steps run on wgmma and its diagonal steps, of
-half a block, cannot (fewer than 16 rows: wgmma's 16-bit dots take 16), the
-loop converts its f32 accumulator between the two layouts through shared
-memory while it holds its tiles; without wgmma (sm80, or dots of fewer
-than 64 rows) a loop of two or more steps keeps its held tiles and
-`max(stages - 1, 1)` copies of both loaded tiles, of one with one stage (all
-of the grid's loops are the VJP's, of 16-bit dots).
+before (`old`) and after (`new`) its two VJP terms: where a causal loop's
+main steps run on wgmma and its diagonal steps, of half a block, cannot
+(fewer than 16 rows: wgmma's 16-bit dots take 16), they run on `mma`, which
+takes the held tiles in another layout, so the loop keeps them twice;
+without wgmma (sm80, or dots of fewer than 64 rows) a loop of two or more
+steps keeps its held tiles and `max(stages - 1, 1)` copies of both loaded
+tiles, of one with one stage (all of the grid's loops are the VJP's, of
+16-bit dots).
 """
 import collections, json, sys
 
@@ -17,14 +17,14 @@ BUDGET = 232_448  # sm90
 
 
 def loop(stages, warps, steps, rows, dot_rows, row_bytes, held, sm,
-         causal, acc_bytes, new):
+         causal, new):
   copies = min(stages, steps)
   wgmma = sm == 90 and dot_rows % 64 == 0 and warps % 4 == 0
   if wgmma:
     both = steps >= 2
     loaded = copies * rows * (2 * row_bytes if both else row_bytes)
     if new and causal and rows // 2 < 16 and steps >= 2:
-      loaded = max(loaded, dot_rows * acc_bytes)
+      loaded = max(loaded, held)
     return loaded + held
   if new and steps >= 2:
     loaded = 2 * row_bytes if stages >= 2 else row_bytes
@@ -37,10 +37,8 @@ def bound(head_dim, config, seq_len, sm, causal, new):
   steps = lambda rows: -(-seq_len // rows)
   m1, n1, m2, n2, w, s = config
   return max(
-      loop(s, w, steps(m1), m1, n1, r, n1 * 2 * r, sm, causal, head_dim * 4,
-           new),
-      loop(s, w, steps(n2), n2, m2, r, m2 * 2 * r, sm, causal, head_dim * 4,
-           new))
+      loop(s, w, steps(m1), m1, n1, r, n1 * 2 * r, sm, causal, new),
+      loop(s, w, steps(n2), n2, m2, r, m2 * 2 * r, sm, causal, new))
 
 
 def main():
