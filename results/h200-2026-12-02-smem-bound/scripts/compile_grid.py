@@ -33,7 +33,7 @@ POINTS = ([("forward", "bfloat16", d, c) for d in (256, 512) for c in FWD]
           + [("vjp", "float32", 256, c) for c in VJP])
 
 
-def lower(kind, dtype, d, blocks):
+def lower(kind, dtype, d, blocks, causal=True):
   if kind == "forward":
     names = ("block_q", "block_k", "num_warps", "num_stages")
     op = tokamax_softcap.PallasTritonFlashAttention(
@@ -46,7 +46,7 @@ def lower(kind, dtype, d, blocks):
     op = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
   q = jax.ShapeDtypeStruct((1, 2048, 8, d), jnp.dtype(dtype))
   k = jax.ShapeDtypeStruct((1, 2048, 4, d), jnp.dtype(dtype))
-  attend = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0)
+  attend = lambda q, k, v: op(q, k, v, is_causal=causal, logits_soft_cap=50.0)
   f = attend
   if kind == "vjp":
     loss = lambda q, k, v: attend(q, k, v).astype(jnp.float32).sum()
@@ -93,4 +93,5 @@ def main():
   print(f"budget {budget}; {len(work)} configs; inconsistent: {bad}")
 
 
-main()
+if __name__ == "__main__":
+  main()
