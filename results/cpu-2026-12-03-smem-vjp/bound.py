@@ -77,4 +77,5 @@ def main():
     print("  ", k, v, bound(k[0], k[3], 2048, k[2], k[1], True))
 
 
-main()
+if __name__ == "__main__":
+  main()
