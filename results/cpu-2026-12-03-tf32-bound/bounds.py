@@ -13,7 +13,6 @@ kernel" where XLA named the smaller dv kernel of patch 0026.
 import importlib.util, json, pathlib
 from unittest import mock
 import jax, jax.numpy as jnp
-import tokamax_softcap
 
 _RESULTS = pathlib.Path(__file__).parents[1]
 _SPEC = importlib.util.spec_from_file_location(
@@ -33,16 +32,7 @@ def main():
   for kind, dtype, d, blocks in grid.POINTS:
     if dtype != "float32":
       continue
-    if kind == "forward":
-      names = ("block_q", "block_k", "num_warps", "num_stages")
-      op = tokamax_softcap.PallasTritonFlashAttention(
-          config=tokamax_softcap.Config(**dict(zip(names, blocks))))
-    else:
-      names = ("block_m1", "block_n1", "block_m2", "block_n2", "num_warps",
-               "num_stages")
-      vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(
-          config=tokamax_softcap.VjpConfig(**dict(zip(names, blocks))))
-      op = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
+    op = grid.op_for(kind, blocks)
     q = jax.ShapeDtypeStruct((1, 2048, 8, d), jnp.float32)
     k = jax.ShapeDtypeStruct((1, 2048, 4, d), jnp.float32)
     loss = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0,

@@ -33,17 +33,21 @@ POINTS = ([("forward", "bfloat16", d, c) for d in (256, 512) for c in FWD]
           + [("vjp", "float32", 256, c) for c in VJP])
 
 
-def lower(kind, dtype, d, blocks, causal=True):
+def op_for(kind, blocks):
+  """The op with `blocks` as the forward's or the VJP's config."""
   if kind == "forward":
     names = ("block_q", "block_k", "num_warps", "num_stages")
-    op = tokamax_softcap.PallasTritonFlashAttention(
+    return tokamax_softcap.PallasTritonFlashAttention(
         config=tokamax_softcap.Config(**dict(zip(names, blocks))))
-  else:
-    names = ("block_m1", "block_n1", "block_m2", "block_n2", "num_warps",
-             "num_stages")
-    vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(
-        config=tokamax_softcap.VjpConfig(**dict(zip(names, blocks))))
-    op = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
+  names = ("block_m1", "block_n1", "block_m2", "block_n2", "num_warps",
+           "num_stages")
+  vjp = tokamax_softcap.PallasTritonFlashAttentionVjp(
+      config=tokamax_softcap.VjpConfig(**dict(zip(names, blocks))))
+  return tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
+
+
+def lower(kind, dtype, d, blocks, causal=True):
+  op = op_for(kind, blocks)
   q = jax.ShapeDtypeStruct((1, 2048, 8, d), jnp.dtype(dtype))
   k = jax.ShapeDtypeStruct((1, 2048, 4, d), jnp.dtype(dtype))
   attend = lambda q, k, v: op(q, k, v, is_causal=causal, logits_soft_cap=50.0)
