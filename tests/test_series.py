@@ -34,7 +34,7 @@ SERIES_TEST_GROUPS = {
     "head_dim": 13,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
-    "shared_memory": 67,
+    "shared_memory": 88,
     "rest": 27,
 }
 

@@ -1,7 +1,7 @@
 """Lowers forward + VJP for CUDA sm90 on a CPU; writes each kernel's Triton IR.
 
 Usage, from the repository root:
-  python -P dump_ttir.py OUTDIR B,T,H,KV,D DTYPE {default,highest}
+  python -P dump_ttir.py OUTDIR B,T,H,KV,D DTYPE {default,highest,bf16,tf32}
       [VJP_CONFIG_JSON or -] [FWD_CONFIG_JSON]
 Causal, soft cap 50 (environment CAUSAL=0: no mask; CAP=<number>: that
 cap; CAP=none: no cap). Without configs, the heuristics as on an sm90 GPU
@@ -30,7 +30,7 @@ import tokamax_softcap
 out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 B, T, H, KV, D = (int(x) for x in sys.argv[2].split(","))
 dtype = jnp.dtype(sys.argv[3])
-precision = {"default": jax.lax.Precision.DEFAULT, "highest": jax.lax.Precision.HIGHEST}[sys.argv[4]]
+precision = {"default": jax.lax.Precision.DEFAULT, "highest": jax.lax.Precision.HIGHEST, "bf16": jax.lax.DotAlgorithmPreset.BF16_BF16_F32, "tf32": jax.lax.DotAlgorithmPreset.TF32_TF32_F32}[sys.argv[4]]
 vjp_config = json.loads(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] != "-" else None
 fwd_config = json.loads(sys.argv[6]) if len(sys.argv) > 6 else None
 
