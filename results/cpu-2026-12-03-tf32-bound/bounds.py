@@ -22,26 +22,32 @@ _SPEC.loader.exec_module(grid)  # Replaces the check with its recorder.
 H200 = 232_448
 
 
+def trace_bounds(op, head_dim, precision, cc="9.0"):
+  """Traces forward + VJP of `op` (f32, B1 T2048 H8/4, causal, cap 50) as on a
+  GPU of compute capability `cc`; returns each kernel's (config, bound)."""
+  q = jax.ShapeDtypeStruct((1, 2048, 8, head_dim), jnp.float32)
+  k = jax.ShapeDtypeStruct((1, 2048, 4, head_dim), jnp.float32)
+  loss = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0,
+                            precision=precision).sum()
+  device = mock.Mock(platform="gpu", compute_capability=cc, device_kind=cc)
+  del grid.NEEDED[:]
+  with mock.patch.object(grid.V.backend, "get_default_device",
+                         return_value=device):
+    jax.eval_shape(jax.grad(loss, argnums=(0, 1, 2)), q, k, k)
+  return list(grid.NEEDED)
+
+
 def main():
   h200 = {}
   for line in open(_RESULTS / "h200-2026-12-03-smem-vjp/compile-grid.jsonl"):
     r = json.loads(line)
     h200[r["kernel"], r["dtype"], r["head_dim"], tuple(r["config"])] = r
-  sm90 = mock.Mock(platform="gpu", compute_capability="9.0", device_kind="H200")
   tf32 = jax.lax.DotAlgorithmPreset.TF32_TF32_F32
   for kind, dtype, d, blocks in grid.POINTS:
     if dtype != "float32":
       continue
     op = grid.op_for(kind, blocks)
-    q = jax.ShapeDtypeStruct((1, 2048, 8, d), jnp.float32)
-    k = jax.ShapeDtypeStruct((1, 2048, 4, d), jnp.float32)
-    loss = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0,
-                              precision=tf32).sum()
-    del grid.NEEDED[:]
-    with mock.patch.object(grid.V.backend, "get_default_device",
-                           return_value=sm90):
-      jax.eval_shape(jax.grad(loss, argnums=(0, 1, 2)), q, k, k)
-    bound = [n for c, n in grid.NEEDED
+    bound = [n for c, n in trace_bounds(op, d, tf32)
              if hasattr(c, "block_m1") == (kind == "vjp")][0]
     r = h200[kind, dtype, d, tuple(blocks)]
     requested = r.get("requested")
