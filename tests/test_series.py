@@ -8,6 +8,7 @@ what the patched upstream modules compute.
 """
 
 import re
+import subprocess
 
 import chex
 import jax.numpy as jnp
@@ -34,7 +35,7 @@ SERIES_TEST_GROUPS = {
     "head_dim": 13,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
-    "shared_memory": 88,
+    "shared_memory": 92,
     "rest": 27,
 }
 
@@ -77,6 +78,26 @@ def test_check_applies_series_and_matches_package(tree):
       sum("identical to what tokamax_softcap.patched runs" in r for r in report)
       == 2
   )
+  assert any(r.endswith("as each patch leaves them, compile.") for r in report)
+
+
+def test_check_rejects_a_patch_whose_python_does_not_compile(tree, tmp_path):
+  # A decorator before an assignment, as patch 0025 once left upstream's test
+  # module: `run_upstream_test` removes that skip mark before it runs, which
+  # hid the error from upstream's tests.
+  clone = tmp_path / "tokamax"
+  subprocess.run(["git", "clone", "-q", str(tree), str(clone)], check=True)
+  test = clone / upstream_tree.UPSTREAM_TEST
+  test.write_text(test.read_text() + "\n\n@pytest.mark.skip\nX = 1\n")
+  upstream_tree._git(  # pylint: disable=protected-access
+      clone, "commit", "-q", "-a", "-m", "Break the test module"
+  )
+  number = len(patched.series()) + 1
+  with pytest.raises(
+      AssertionError,
+      match=f"pallas_triton_test.py does not compile after patch {number:04d}",
+  ):
+    upstream_tree.check(clone)
 
 
 @pytest.mark.parametrize("through", [0, 16])

@@ -192,8 +192,8 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # (3), bf16 at `precision=HIGHEST` (2), the autotuning space (6) and its
 # mirrored causal blocks (2), the heuristic configs in 99 KiB of shared
 # memory (7), at head_dim 256 by precision (2) and at head_dim 64 and 128 by
-# GPU and dtype (7), configs given by hand that exceed shared memory (15) or
-# fit it (6) and the heuristic configs within it on five GPU generations
+# GPU and dtype (7), configs given by hand that exceed shared memory (17) or
+# fit it (8) and the heuristic configs within it on five GPU generations
 # (60), dv in a kernel of its own and not (2); in its forward class,
 # `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
 # with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
@@ -212,7 +212,7 @@ SERIES_TESTS = (
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 165
+NUM_SERIES_TESTS = 169
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
@@ -283,12 +283,32 @@ def check(tree: pathlib.Path | str) -> list[str]:
 
   Raises:
     AssertionError: if a file of the `git am` result differs from the source
-      `tokamax_softcap.patched` executes.
+      `tokamax_softcap.patched` executes, or a Python file that a patch
+      changes does not compile as that patch leaves it (e.g. upstream's test
+      module, which `run_upstream_test` edits before it runs).
   """
   tree = pathlib.Path(tree)
   log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
   report = [f"git am: {len(log)} patches applied to the wheel's files:"]
   report.extend(f"  {subject}" for subject in reversed(log))
+  commits = _git(tree, "rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()
+  compiled = 0
+  for number, commit in enumerate(commits, 1):
+    changed = _git(
+        tree, "diff-tree", "--no-commit-id", "--name-only", "-r",
+        "--diff-filter=AM", commit, "--", "*.py",
+    ).split()
+    for path in changed:
+      try:
+        compile(_git(tree, "show", f"{commit}:{path}"), path, "exec")
+      except SyntaxError as e:
+        raise AssertionError(
+            f"{path} does not compile after patch {number:04d}: {e}"
+        ) from e
+      compiled += 1
+  report.append(
+      f"{compiled} Python files, as each patch leaves them, compile."
+  )
   for name in patched.MODULES:
     path = patched.upstream_path(name)
     if (tree / path).read_text() != patched.patched_source(name):

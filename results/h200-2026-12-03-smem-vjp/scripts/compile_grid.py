@@ -72,4 +72,5 @@ def main():
   print(f"budget {budget}; {done} of {len(POINTS)} configs; {failed} failed to"
         f" compile; {rejected} rejected by the bound; inconsistent: {bad}")
 
-main()
+if __name__ == "__main__":
+  main()
