@@ -295,13 +295,13 @@ def check(tree: pathlib.Path | str) -> list[str]:
   compiled = 0
   for number, commit in enumerate(commits, 1):
     changed = _git(
-        tree, "diff-tree", "--no-commit-id", "--name-only", "-r",
-        "--diff-filter=AM", commit, "--", "*.py",
-    ).split()
-    for path in changed:
+        tree, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
+        "--diff-filter=AMT", commit, "--", "*.py",
+    ).split("\0")
+    for path in filter(None, changed):
       try:
         compile(_git(tree, "show", f"{commit}:{path}"), path, "exec")
-      except SyntaxError as e:
+      except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte.
         raise AssertionError(
             f"{path} does not compile after patch {number:04d}: {e}"
         ) from e
