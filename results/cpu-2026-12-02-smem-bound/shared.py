@@ -2,7 +2,9 @@
 
 Usage: PYTHON_WITH_TRITON shared.py OUTDIR (triton 3.6.0). Runs Triton's
 stages up to LLVM IR only (no PTX, no ptxas): the allocation is decided by
-then. Environment SM=80 compiles for sm80 (default sm90).
+then. Environment SM=80 compiles for sm80 (default sm90); PTX=1 goes on to
+PTX and a cubin (Triton's ptxas, which checks a kernel's inline PTX too) and
+adds the counts of `ex2.approx` instructions in the PTX.
 """
 import json, os, pathlib, sys
 from triton._C.libtriton import ir
@@ -24,9 +26,12 @@ for f in sorted(d.glob("*.ttir")):
   passes = {}
   backend.add_stages(passes, options, src.language)
   module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+  counts = {}
   try:
-    for ext in ("ttgir", "llir"):
+    for ext in ("ttgir", "llir") + (("ptx", "cubin") if os.environ.get("PTX") else ()):
       module = passes[ext](module, metadata)
+      if ext == "ptx":
+        counts = {op: module.count(op) for op in ("ex2.approx.ftz.f32", "ex2.approx.f16x2")}
   except Exception as e:
     print(json.dumps(dict(kernel=name, error=str(e).splitlines()[0][:200]))); continue
-  print(json.dumps(dict(kernel=name, warps=warps, stages=stages, shared=metadata["shared"])))
+  print(json.dumps(dict(kernel=name, warps=warps, stages=stages, shared=metadata["shared"], **counts)))
