@@ -271,6 +271,33 @@ def run_upstream_test(
     test.write_text(source)
 
 
+def _compile_patched_python(tree: pathlib.Path) -> int:
+  """Compiles each Python file each patch of the tree changes, as it leaves it.
+
+  Returns:
+    How many (file, patch) pairs compiled.
+
+  Raises:
+    AssertionError: naming the file and the patch, if one does not compile.
+  """
+  commits = _git(tree, "rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()
+  compiled = 0
+  for number, commit in enumerate(commits, 1):
+    changed = _git(
+        tree, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
+        "--diff-filter=AMT", commit, "--", "*.py",
+    ).split("\0")
+    for path in filter(None, changed):
+      try:
+        compile(_git(tree, "show", f"{commit}:{path}"), path, "exec")
+      except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte.
+        raise AssertionError(
+            f"{path} does not compile after patch {number:04d}: {e}"
+        ) from e
+      compiled += 1
+  return compiled
+
+
 def check(tree: pathlib.Path | str) -> list[str]:
   """Checks that a tree's series matches the package, file for file.
 
@@ -291,23 +318,9 @@ def check(tree: pathlib.Path | str) -> list[str]:
   log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
   report = [f"git am: {len(log)} patches applied to the wheel's files:"]
   report.extend(f"  {subject}" for subject in reversed(log))
-  commits = _git(tree, "rev-list", "--reverse", f"{BASE_TAG}..HEAD").split()
-  compiled = 0
-  for number, commit in enumerate(commits, 1):
-    changed = _git(
-        tree, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
-        "--diff-filter=AMT", commit, "--", "*.py",
-    ).split("\0")
-    for path in filter(None, changed):
-      try:
-        compile(_git(tree, "show", f"{commit}:{path}"), path, "exec")
-      except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte.
-        raise AssertionError(
-            f"{path} does not compile after patch {number:04d}: {e}"
-        ) from e
-      compiled += 1
   report.append(
-      f"{compiled} Python files, as each patch leaves them, compile."
+      f"{_compile_patched_python(tree)} Python files, as each patch leaves"
+      " them, compile."
   )
   for name in patched.MODULES:
     path = patched.upstream_path(name)
