@@ -122,7 +122,10 @@ def test_table_ratios_within_a_shape():
           fwd_flop=shape.fwd_flop(),
       )
       for name, ms in (
-          ("ours", 3.0), ("ours-nocap", 2.5), ("mosaic", 2.0), ("xla", 12.0)
+          ("ours", 3.0),
+          ("ours-nocap", 2.5),
+          ("mosaic", 2.0),
+          ("xla", 12.0),
       )
   ]
   lines = bench.table(results).splitlines()

@@ -374,7 +374,12 @@ def table(results: Sequence[Result]) -> str:
     ours, stable, highest, nocap, mosaic, xla = (
         impls.get(n)
         for n in (
-            "ours", "ours-stable", "ours-highest", "ours-nocap", "mosaic", "xla"
+            "ours",
+            "ours-stable",
+            "ours-highest",
+            "ours-nocap",
+            "mosaic",
+            "xla",
         )
     )
     ratio = lambda a, b: (

@@ -284,8 +284,16 @@ def _compile_patched_python(tree: pathlib.Path) -> int:
   compiled = 0
   for number, commit in enumerate(commits, 1):
     changed = _git(
-        tree, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r",
-        "--diff-filter=AMT", commit, "--", "*.py",
+        tree,
+        "diff-tree",
+        "-z",
+        "--no-commit-id",
+        "--name-only",
+        "-r",
+        "--diff-filter=AMT",
+        commit,
+        "--",
+        "*.py",
     ).split("\0")
     for path in filter(None, changed):
       try:
