@@ -371,16 +371,9 @@ def table(results: Sequence[Result]) -> str:
       "|---" * (len(names) + 7) + "|",
   ]
   for shape, impls in by_shape.items():
+    # Every implementation but xla_chunked, in `IMPLEMENTATIONS`' order.
     ours, stable, highest, nocap, mosaic, xla = (
-        impls.get(n)
-        for n in (
-            "ours",
-            "ours-stable",
-            "ours-highest",
-            "ours-nocap",
-            "mosaic",
-            "xla",
-        )
+        impls.get(n) for n in IMPLEMENTATIONS[:-1]
     )
     ratio = lambda a, b: (
         "—"
