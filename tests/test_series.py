@@ -35,7 +35,7 @@ SERIES_TEST_GROUPS = {
     "head_dim": 13,
     "key_ranges": 4,
     "wide_heads or query_ranges": 7,
-    "shared_memory": 92,
+    "shared_memory": 93,
     "rest": 27,
 }
 

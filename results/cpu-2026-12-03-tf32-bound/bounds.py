@@ -22,12 +22,13 @@ _SPEC.loader.exec_module(grid)  # Replaces the check with its recorder.
 H200 = 232_448
 
 
-def trace_bounds(op, head_dim, precision, cc="9.0"):
-  """Traces forward + VJP of `op` (f32, B1 T2048 H8/4, causal, cap 50) as on a
-  GPU of compute capability `cc`; returns each kernel's (config, bound)."""
+def trace_bounds(op, head_dim, precision, cc="9.0", causal=True):
+  """Traces forward + VJP of `op` (f32, B1 T2048 H8/4, causal unless said, cap
+  50) as on a GPU of compute capability `cc`; returns each kernel's (config,
+  bound)."""
   q = jax.ShapeDtypeStruct((1, 2048, 8, head_dim), jnp.float32)
   k = jax.ShapeDtypeStruct((1, 2048, 4, head_dim), jnp.float32)
-  loss = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0,
+  loss = lambda q, k, v: op(q, k, v, is_causal=causal, logits_soft_cap=50.0,
                             precision=precision).sum()
   device = mock.Mock(platform="gpu", compute_capability=cc, device_kind=cc)
   del grid.NEEDED[:]

@@ -1,8 +1,9 @@
 """Patch 0025's final bound for the f32 configs XLA compiled on the H200, on a CPU.
 
 Usage: python -P bounds.py > ../bounds.txt
-The f32 configs (TF32 dots) of `run1/compile-grid.jsonl` (run 1 of this
-record; its `bound` column is an earlier form of the patch) and of
+The f32 configs (TF32 dots) of `run1/compile-grid.jsonl` and
+`run3/compile-grid.jsonl` (runs 1 and 3 of this record; their `bound` columns
+are earlier forms of the patch) and of
 `h200-2026-12-03-smem-vjp/compile-grid.jsonl`, their bound traced with the
 device taken for an sm90 GPU (`cpu-2026-12-03-tf32-bound/bounds.py`'s
 `trace_bounds`), beside the H200's outcome. A config the bound rejects must
@@ -20,7 +21,8 @@ bounds = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bounds)
 TF32 = jax.lax.DotAlgorithmPreset.TF32_TF32_F32
 GRIDS = ("h200-2026-12-03-smem-vjp/compile-grid.jsonl",
-         "h200-2026-12-03-tf32-mma/run1/compile-grid.jsonl")
+         "h200-2026-12-03-tf32-mma/run1/compile-grid.jsonl",
+         "h200-2026-12-03-tf32-mma/run3/compile-grid.jsonl")
 
 
 def main():
@@ -32,7 +34,8 @@ def main():
         continue
       kind, d, blocks = r["kernel"], r["head_dim"], tuple(r["config"])
       op = bounds.grid.op_for(kind, blocks)
-      bound = [n for c, n in bounds.trace_bounds(op, d, TF32)
+      causal = r.get("causal", True)
+      bound = [n for c, n in bounds.trace_bounds(op, d, TF32, causal=causal)
                if hasattr(c, "block_m1") == (kind == "vjp")][0]
       requested = r.get("requested")
       if r["compiled"]:
