@@ -34,8 +34,8 @@ SERIES_TEST_GROUPS = {
     "fully_masked": 9,
     "head_dim": 13,
     "key_ranges": 4,
-    "wide_heads or query_ranges": 7,
-    "shared_memory": 93,
+    "wide_heads or query_ranges": 10,
+    "shared_memory": 97,
     "rest": 27,
 }
 

@@ -192,9 +192,10 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # (3), bf16 at `precision=HIGHEST` (2), the autotuning space (6) and its
 # mirrored causal blocks (2), the heuristic configs in 99 KiB of shared
 # memory (7), at head_dim 256 by precision (2) and at head_dim 64 and 128 by
-# GPU and dtype (7), configs given by hand that exceed shared memory (17) or
-# fit it (9) and the heuristic configs within it on five GPU generations
-# (60), dv in a kernel of its own and not (2); in its forward class,
+# GPU and dtype (7), the forward's past head_dim 256 (3), configs given by
+# hand that exceed shared memory (19) or fit it (11) and the heuristic
+# configs within it on five GPU generations (60), dv in a kernel of its own
+# and not (2); in its forward class,
 # `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
 # with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
 # and the fast exponential and soft cap (1).
@@ -212,7 +213,7 @@ SERIES_TESTS = (
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 170
+NUM_SERIES_TESTS = 177
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
