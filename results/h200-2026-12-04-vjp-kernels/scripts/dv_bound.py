@@ -8,17 +8,17 @@ the dq- and dk-only rows with both held tiles, as the series counts them.
 Prints each dv config's outcome on the H200 beside the bound, and any row
 whose bound disagrees with its outcome (WRONG).
 """
-import json
+import json, re
 from unittest import mock
 import jax
 from tokamax_softcap import patched
 V = patched.pallas_triton_vjp
 P = (jax.lax.DotAlgorithmPreset.BF16_BF16_F32,)*2
 rows = [json.loads(l) for l in open("results/h200-2026-12-04-vjp-kernels/run2/sweep.jsonl")]
-import re
 with mock.patch.object(V.gpu_utils, "_compute_capability", return_value=9.0):
   for r in rows:
-    if r["kind"] not in ("dv","dk","dq") : continue
+    if r["kind"] not in ("dv", "dk", "dq"):
+      continue
     held, step, warps, stages = r["config"]
     d = r["head_dim"]; rb = 2*d
     if r["kind"] == "dv":

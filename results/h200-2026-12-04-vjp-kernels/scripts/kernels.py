@@ -1,4 +1,4 @@
-"""The VJP's kernels one at a time, each at its own config.
+"""The VJP's kernels one at a time (all at the VJP op's one config).
 
 A variant of the patched `pallas_triton_vjp` module whose `_bwd` runs only
 the kernels `PROBE.outputs` names (a tuple of output tuples: 0 dq, 1 dk,

@@ -5,8 +5,8 @@ python -P sweep.py OUT.jsonl [DIMS]
 For each shape (bf16, cap 50, causal, default precision; DIMS a comma list
 of 512 and 256, default both): forward + VJP with the series' dispatch at
 the heuristic config; the forward alone; at the heuristic config (`kernels.py`)
-with no VJP kernel (the forward, `delta` and the GQA sums: the overhead
-every row shares) and with the series' dq + dk kernel alone; with only the
+with no VJP kernel (the forward with its residuals and zero gradients:
+XLA drops `delta` and the GQA sums, which nothing then uses) and with the series' dq + dk kernel alone; with only the
 dq, only the dk or only the dv kernel at each config of the shape's grid.
 Configs mirror the loops (`block_m2 = block_n1` held rows, `block_n2 =
 block_m1` step rows). Compiled in 16 threads, timed as each compile ends
