@@ -9,7 +9,7 @@ dq, dk, dv from the series' op relative to the largest value of the latter.
 `((0,),)` computes dq alone (dk, dv zero: 1.0 there).
 """
 import os, sys; sys.path.insert(0, os.path.dirname(__file__))
-import jax, jax.numpy as jnp, numpy as np
+import jax, jax.numpy as jnp
 import tokamax_softcap
 from tokamax_softcap import interpret
 import kernels

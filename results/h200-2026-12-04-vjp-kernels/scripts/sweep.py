@@ -13,7 +13,7 @@ block_m1` step rows). Compiled in 16 threads, timed as each compile ends
 with bench's CUPTI timer: the median of 10 rounds, each the mean over 2
 input sets.
 """
-import concurrent.futures, functools, itertools, json, os, sys, time
+import concurrent.futures, functools, json, os, sys, time
 sys.path.insert(0, os.path.dirname(__file__))
 import jax, numpy as np
 import tokamax_softcap
