@@ -44,9 +44,8 @@ def _capped_flax_attention(
   ).astype(query.dtype)
 
 
-class PallasTritonFlashAttentionSoftCapSuiteTest(
-    test_upstream_suite.PallasTritonFlashAttentionWithSoftCapVjpTest
-):
+class SoftCapSuite:
+  """Mixin: every case of an upstream attention test class, with the cap."""
 
   def _run_test_with_inputs(self, q, k, *args, **kwargs):
     impl_kwargs = dict(kwargs.get("impl_kwargs") or {})
@@ -68,3 +67,9 @@ class PallasTritonFlashAttentionSoftCapSuiteTest(
 
     with mock.patch.object(nn, "dot_product_attention", _capped_flax_attention):
       super()._run_test_with_inputs(q, k, *args, **kwargs)
+
+
+class PallasTritonFlashAttentionSoftCapSuiteTest(
+    SoftCapSuite, test_upstream_suite.PallasTritonFlashAttentionWithSoftCapVjpTest
+):
+  pass

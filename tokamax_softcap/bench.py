@@ -21,10 +21,14 @@ at most 60 uses the unstable softmax), the same with the stable softmax
 forced (`ours-stable`: so `ours-stable / ours-nocap` is the cost of the cap
 alone), with the cap at `precision=HIGHEST` (`ours-highest`: f32-accurate dot
 operands and `delta` for bf16 inputs, patch 0019), without a cap
-(`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and
-tokamax's Mosaic GPU (`mosaic`, where the GPU supports
-it), XLA (`xla`) and chunked XLA (`xla_chunked`) implementations with the
-cap. Ratios are taken within one run.
+(`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and,
+with the cap: tokamax's Mosaic GPU op, its own forward and VJP (`mosaic`,
+where the GPU supports it); Mosaic GPU's forward with our VJP for every call
+(`mosaic-ours`); what a user gets naming no implementation (`default`:
+tokamax's default chain with this package registered, i.e. on Hopper Mosaic
+GPU's forward and the VJP that `use_triton_vjp` picks); and tokamax's XLA
+(`xla`) and chunked XLA (`xla_chunked`) implementations. Ratios are taken
+within one run.
 """
 
 import argparse
@@ -44,6 +48,7 @@ import numpy as np
 from tokamax._src import benchmarking
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
+from tokamax._src.ops.attention import pallas_mosaic_gpu
 import tokamax_softcap
 from tokamax_softcap import cli_types
 from tokamax_softcap import harness
@@ -54,16 +59,36 @@ TOKENS_PER_CALL = 16384
 SEQ_LENS = (1024, 2048, 4096, 8192, 16384, 32768)
 HEAD_DIMS = (64, 128, 256)
 # (query heads, kv heads): MHA as tokamax's attention benchmarks; GQA as
-# Gemma 2 2B.
-HEADS = {"mha": (16, 16), "gqa": (8, 4)}
+# Gemma 2 2B, 9B and 27B.
+HEADS = {
+    "mha": (16, 16),
+    "gqa": (8, 4),
+    "gqa-16/8": (16, 8),
+    "gqa-32/16": (32, 16),
+}
+DEFAULT_HEADS = ("mha", "gqa")
 IMPLEMENTATIONS = (
     "ours",
     "ours-stable",
     "ours-highest",
     "ours-nocap",
     "mosaic",
+    "mosaic-ours",
+    "default",
     "xla",
     "xla_chunked",
+)
+# Those that run Mosaic GPU kernels, which have no CPU interpreter.
+MOSAIC_GPU_IMPLEMENTATIONS = ("mosaic", "mosaic-ours")
+# The table's ratio columns: (numerator, denominators); of several
+# denominators, the fastest at the shape.
+RATIOS = (
+    ("ours", ("ours-nocap",)),
+    ("ours-stable", ("ours-nocap",)),
+    ("ours-highest", ("ours",)),
+    ("ours", ("mosaic",)),
+    ("xla", ("ours",)),
+    ("default", ("ours", "mosaic", "mosaic-ours")),
 )
 CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # Masks: plain causal or none; a causal sliding window of `W` keys (Gemma 2's
@@ -84,6 +109,11 @@ MIN_REPS = 20
 REPS = 20
 INPUT_SETS = 4
 DRY_RUN_REPS = 2
+DRY_RUN_NOTE = (
+    "Dry run: tiny shapes and few rounds (on a CPU, in the Pallas"
+    " interpreter) that exercise the code paths; the times mean nothing, and"
+    " no TFLOP/s are reported."
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -187,7 +217,7 @@ class Result:
 def sweep(
     seq_lens: Sequence[int] = SEQ_LENS,
     head_dims: Sequence[int] = HEAD_DIMS,
-    heads: Sequence[str] = tuple(HEADS),
+    heads: Sequence[str] = DEFAULT_HEADS,
     masks: Sequence[str] = DEFAULT_MASKS,
 ) -> list[Shape]:
   """Returns the shapes of the sweep (the full one by default)."""
@@ -220,15 +250,52 @@ def _implementation(
     return ours(), capped | dict(precision=jax.lax.Precision.HIGHEST)
   if name == "ours-nocap":
     return ours(), dict(logits_soft_cap=None)
-  return (
-      api.IMPLEMENTATIONS.get("mosaic_gpu" if name == "mosaic" else name),
-      capped,
-  )
+  if name == "mosaic":
+    return pallas_mosaic_gpu.PallasMosaicGpuFlashAttention(), capped
+  if name == "mosaic-ours":
+    vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
+    return pallas_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
+  if name == "default":
+    return default_chain, capped
+  return api.IMPLEMENTATIONS.get(name), capped
+
+
+def default_chain(q, k, v, **kwargs):
+  """Attention as `tokamax.dot_product_attention` with no implementation.
+
+  Calls the ops of tokamax's default chain in turn, as it does, until one
+  does not raise `NotImplementedError`; takes the ops' own arguments (e.g. a
+  `Mask` with key ranges, which `dot_product_attention` cannot express).
+
+  Args:
+    q: `[*B, T, H, D]`.
+    k: `[*B, t, h, D]`.
+    v: `[*B, t, h, d]`.
+    **kwargs: The ops' keyword arguments.
+
+  Returns:
+    `[*B, T, H, d]`.
+
+  Raises:
+    ExceptionGroup: of every op's `NotImplementedError`, if none runs.
+  """
+  errors = []
+  # pylint: disable-next=protected-access
+  for name in api._DEFAULT_IMPLEMENTATIONS:
+    if name == "mosaic":  # As `dot_product_attention` on NVIDIA GPUs.
+      name = "mosaic_gpu"
+    try:
+      return api.IMPLEMENTATIONS[name](q, k, v, **kwargs)
+    except NotImplementedError as e:
+      errors.append(e)
+  raise ExceptionGroup("no implementation of the default chain ran", errors)
 
 
 def supported(name: str) -> bool:
   """Returns whether an implementation exists and runs on the default device."""
   op, _ = _implementation(name)
+  if op is default_chain:
+    return True
   return op is not None and op.supported_on(jax.devices()[0])
 
 
@@ -348,6 +415,16 @@ def run(
       )
 
 
+def _ratio(
+    timed: dict[str, float], numerator: str, denominators: Sequence[str]
+) -> str:
+  """Returns `timed[numerator]` over the least of `denominators`, or "—"."""
+  times = [timed[d] for d in denominators if d in timed]
+  if numerator not in timed or not times:
+    return "—"
+  return f"{timed[numerator] / min(times):.2f}x"
+
+
 def table(results: Sequence[Result]) -> str:
   """Returns a markdown table: one row per shape, fwd+bwd ms and ratios.
 
@@ -364,31 +441,23 @@ def table(results: Sequence[Result]) -> str:
       else (f"{r.fwd_bwd_ms:.2f}")
   )
   head = " | ".join(f"{n} fwd+bwd (ms)" for n in names)
+  ratio_head = " | ".join(
+      f"{n} / {d[0] if len(d) == 1 else 'fastest of ' + ', '.join(d)}"
+      for n, d in RATIOS
+  )
   lines = [
-      f"| shape | {head} | ours / ours-nocap | ours-stable / ours-nocap |"
-      " ours-highest / ours | ours / mosaic | xla / ours |"
-      " ours peak mem / io |",
-      "|---" * (len(names) + 7) + "|",
+      f"| shape | {head} | {ratio_head} | ours peak mem / io |",
+      "|---" * (len(names) + len(RATIOS) + 2) + "|",
   ]
   for shape, impls in by_shape.items():
-    # Every implementation but xla_chunked, in `IMPLEMENTATIONS`' order.
-    ours, stable, highest, nocap, mosaic, xla = (
-        impls.get(n) for n in IMPLEMENTATIONS[:-1]
-    )
-    ratio = lambda a, b: (
-        "—"
-        if not (a and b and a.fwd_bwd_ms and b.fwd_bwd_ms)
-        else f"{a.fwd_bwd_ms / b.fwd_bwd_ms:.2f}x"
-    )
+    timed = {n: r.fwd_bwd_ms for n, r in impls.items() if r.fwd_bwd_ms}
+    ours = impls.get("ours")
     mem = (
         "—" if not (ours and ours.memory_ratio) else f"{ours.memory_ratio:.2f}"
     )
     cells = " | ".join(ms(impls.get(n)) for n in names)
-    lines.append(
-        f"| {shape} | {cells} | {ratio(ours, nocap)} | {ratio(stable, nocap)} |"
-        f" {ratio(highest, ours)} | {ratio(ours, mosaic)} |"
-        f" {ratio(xla, ours)} | {mem} |"
-    )
+    ratios = " | ".join(_ratio(timed, n, d) for n, d in RATIOS)
+    lines.append(f"| {shape} | {cells} | {ratios} | {mem} |")
   return "\n".join(lines)
 
 
@@ -474,7 +543,11 @@ def plot(results: Sequence[Result], path: str):
 
 
 def write_report(
-    out: pathlib.Path, environment: dict[str, str], results: Sequence[Result]
+    out: pathlib.Path,
+    environment: dict[str, str],
+    results: Sequence[Result],
+    *,
+    dry_run: bool = False,
 ) -> list[pathlib.Path]:
   """Writes the results as `bench.{json,csv,md,png}` into `out`.
 
@@ -482,6 +555,8 @@ def write_report(
     out: The directory (created if missing).
     environment: Facts of the run (date, device, versions), names to values.
     results: The results, as `run` yields them.
+    dry_run: Whether they are a dry run's: the markdown then opens with
+      `DRY_RUN_NOTE` and has no throughput table.
 
   Returns:
     The paths written: JSON, CSV, the markdown table, the plot.
@@ -502,9 +577,13 @@ def write_report(
     writer.writeheader()
     writer.writerows(rows)
   header = ", ".join(f"{k} {v}" for k, v in environment.items())
-  paths[2].write_text(
-      f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
-  )
+  if dry_run:
+    markdown = f"{DRY_RUN_NOTE}\n\n{header}\n\n{table(results)}\n"
+  else:
+    markdown = (
+        f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
+    )
+  paths[2].write_text(markdown)
   plot(results, str(paths[3]))
   return paths
 
@@ -517,6 +596,7 @@ def benchmark(
     input_sets: int,
     out: pathlib.Path,
     environment: dict[str, str],
+    dry_run: bool = False,
 ) -> int:
   """Benchmarks: progress to stderr, the table to stdout, files to `out`.
 
@@ -528,6 +608,7 @@ def benchmark(
     input_sets: Input sets, each timed once per round.
     out: Directory for `write_report`.
     environment: The environment to report.
+    dry_run: Whether this is a dry run (see `write_report`).
 
   Returns:
     The exit code: 0; 2 if nothing ran; 130 if interrupted (`SIGINT`), after
@@ -560,7 +641,7 @@ def benchmark(
       return 130
     print("bench: nothing to run.", file=sys.stderr)
     return 2
-  paths = write_report(out, environment, results)
+  paths = write_report(out, environment, results, dry_run=dry_run)
   print(paths[2].read_text())
   print(f"wrote {', '.join(map(str, paths))}", file=sys.stderr)
   if interrupted:
@@ -590,7 +671,7 @@ def add_arguments(parser: argparse.ArgumentParser):
   layouts = ", ".join(f"{k} {q}/{kv}" for k, (q, kv) in HEADS.items())
   parser.add_argument(
       "--heads",
-      **cli_types.comma_separated(HEADS),
+      **cli_types.comma_separated(HEADS, DEFAULT_HEADS),
       help=f"query/kv head layouts ({layouts})",
   )
   parser.add_argument(
@@ -635,7 +716,7 @@ def main(
     *,
     seq_lens: Sequence[int] = SEQ_LENS,
     head_dims: Sequence[int] = HEAD_DIMS,
-    heads: Sequence[str] = tuple(HEADS),
+    heads: Sequence[str] = DEFAULT_HEADS,
     masks: Sequence[str] = DEFAULT_MASKS,
     impls: Sequence[str] = IMPLEMENTATIONS,
     reps: int = REPS,
@@ -674,13 +755,14 @@ def main(
     sweep_options = dict(
         seq_lens=(seq_lens, SEQ_LENS),
         head_dims=(head_dims, HEAD_DIMS),
-        heads=(heads, tuple(HEADS)),
+        heads=(heads, DEFAULT_HEADS),
         masks=(masks, DEFAULT_MASKS),
         reps=((reps,), (REPS,)),
     )
     # It exercises this package's code; Mosaic GPU's kernels are left out.
     shapes, reps = dry_run_shapes(), DRY_RUN_REPS
-    impls = [n for n in impls if n != "mosaic"]
+    impls = [n for n in impls if n not in MOSAIC_GPU_IMPLEMENTATIONS]
+    print(f"bench: {DRY_RUN_NOTE}", file=sys.stderr)
     if ignored := [
         f"--{k.replace('_', '-')}"
         for k, (v, default) in sweep_options.items()
@@ -704,4 +786,5 @@ def main(
         input_sets=input_sets,
         out=pathlib.Path(out),
         environment=harness.environment() | {"timing": timing_method()},
+        dry_run=dry_run,
     )

@@ -1,10 +1,13 @@
-"""Registers our op as tokamax's `"triton"` attention implementation.
+"""Registers our ops as tokamax's `"triton"` and `"mosaic"` GPU implementations.
 
-`tokamax.dot_product_attention(..., implementation="triton")`, and its default
-implementation chain (which includes `"triton"` on GPUs), look the name up in
-`tokamax._src.ops.attention.api.IMPLEMENTATIONS` at call time. `register`
-swaps in a mapping whose `"triton"` entry is our op; `unregister` puts back the
-very mapping that was there before.
+`tokamax.dot_product_attention(..., implementation=...)`, and its default
+implementation chain (`("mosaic", "triton", "xla")` on GPUs), look each name
+up in `tokamax._src.ops.attention.api.IMPLEMENTATIONS` at call time
+(`"mosaic"` as `"mosaic_gpu"` on NVIDIA GPUs). `register` swaps in a mapping
+whose `"triton"` entry is our Pallas-Triton op and, where tokamax has Mosaic
+GPU's op, whose `"mosaic_gpu"` entry is `pallas_mosaic_gpu`'s (Mosaic GPU's
+forward, the faster VJP for each call); `unregister` puts back the very
+mapping that was there before.
 """
 
 from collections.abc import Iterator
@@ -12,28 +15,37 @@ import contextlib
 
 import immutabledict
 from tokamax._src.ops.attention import api
+from tokamax_softcap import pallas_mosaic_gpu
 from tokamax_softcap import pallas_triton
 
-_NAME = "triton"
+_TRITON = "triton"
+_MOSAIC_GPU = "mosaic_gpu"
 # The mapping `register` replaced, while registered.
 _replaced: immutabledict.immutabledict | None = None
 
 
 def register(op: pallas_triton.PallasTritonFlashAttention | None = None):
-  """Makes `op` tokamax's `"triton"` attention implementation.
+  """Makes our ops tokamax's `"triton"` and `"mosaic"` GPU implementations.
 
-  Idempotent: registering again replaces the registered op, and `unregister`
-  still restores what was there before the first call.
+  Idempotent: registering again replaces the registered ops, and
+  `unregister` still restores what was there before the first call.
 
   Args:
-    op: The op to register; by default `PallasTritonFlashAttention()`.
+    op: The `"triton"` op; by default `PallasTritonFlashAttention()`. The
+      `"mosaic_gpu"` entry, if tokamax has one, becomes
+      `pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()`.
   """
   global _replaced
   if op is None:
     op = pallas_triton.PallasTritonFlashAttention()
   if _replaced is None:
     _replaced = api.IMPLEMENTATIONS
-  api.IMPLEMENTATIONS = _replaced.set(_NAME, op)
+  implementations = _replaced.set(_TRITON, op)
+  if _MOSAIC_GPU in implementations:
+    implementations = implementations.set(
+        _MOSAIC_GPU, pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()
+    )
+  api.IMPLEMENTATIONS = implementations
 
 
 def unregister():
@@ -56,13 +68,13 @@ def is_registered() -> bool:
 def registered(
     op: pallas_triton.PallasTritonFlashAttention | None = None,
 ) -> Iterator[None]:
-  """Within this context, `op` is tokamax's `"triton"` implementation.
+  """Within this context, our ops are tokamax's (see `register`).
 
   On exit, restores exactly the state before entry (registered or not, and
   with whichever op).
 
   Args:
-    op: The op to register; by default `PallasTritonFlashAttention()`.
+    op: The `"triton"` op; by default `PallasTritonFlashAttention()`.
 
   Yields:
     None.

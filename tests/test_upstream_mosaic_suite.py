@@ -1,0 +1,47 @@
+"""tokamax's Mosaic GPU attention test class, on the op this package registers.
+
+Upstream's `PallasMosaicGpuFlashAttentionTest` (from the installed wheel) with
+`tokamax_softcap.PallasMosaicGpuFlashAttention`: Mosaic GPU's forward, and
+the VJP `use_triton_vjp` picks (each given `dbias` in f32, as upstream's
+class gives Mosaic GPU's). Then the same cases with an active soft cap, as
+`test_upstream_suite_soft_cap.py` runs upstream's Pallas-Triton class.
+Mosaic GPU's kernels have no CPU interpreter: without a GPU that runs them,
+the module is skipped.
+"""
+
+import jax.numpy as jnp
+import pytest
+from tokamax._src import gpu_utils
+from tokamax._src.ops.attention import pallas_mosaic_gpu_test
+from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp
+import tokamax_softcap
+import test_upstream_suite_soft_cap  # pylint: disable=g-bad-import-order
+
+if not gpu_utils.has_mosaic_gpu_support():
+  pytest.skip("Mosaic GPU's kernels need an NVIDIA GPU.", allow_module_level=True)
+
+
+def _op() -> tokamax_softcap.PallasMosaicGpuFlashAttention:
+  vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
+      triton=tokamax_softcap.PallasTritonFlashAttentionVjp(
+          dbias_intermediate_dtype=jnp.float32
+      ),
+      mosaic=pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+          dbias_intermediate_dtype=jnp.float32
+      ),
+  )
+  return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp)
+
+
+class MosaicGpuWithFasterVjpTest(
+    pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest
+):
+
+  def __init__(self, *args):
+    super().__init__(*args, attention_fn=_op())
+
+
+class MosaicGpuWithFasterVjpSoftCapTest(
+    test_upstream_suite_soft_cap.SoftCapSuite, MosaicGpuWithFasterVjpTest
+):
+  pass
