@@ -19,6 +19,9 @@ import numerics  # pylint: disable=g-bad-import-order
 
 HIGHEST = jax.lax.Precision.HIGHEST
 CAP = 5.0
+# bf16 gradients of the soft-capped inputs below, relative error (see its
+# use).
+BF16_BOUND = 0.14
 hopper_only = pytest.mark.skipif(
     not gpu_utils.is_sm90(), reason="Mosaic GPU's VJP kernels need sm90."
 )
@@ -156,7 +159,7 @@ def test_our_vjp_takes_either_residual_form(form):
   # `l = sum(exp(s - m))` in natural units either way: our VJP must give the
   # reference's gradients from both.
   q, k, v, _, dout = numerics.random_inputs(
-      (1, 128, 2, 32), 1, scale=(2 * CAP) ** 0.5 * 32**0.25
+      (1, 128, 2, 32), 1, scale=(2 * CAP) ** 0.5
   )
   numerics.assert_cap_active(q, k, CAP, 5)
   mask = jnp.tri(128, dtype=bool)
@@ -170,7 +173,8 @@ def test_our_vjp_takes_either_residual_form(form):
 
   out = reference.attention(q, k, v, mask=mask, logits_soft_cap=CAP)
   op = tokamax_softcap.PallasTritonFlashAttention()
-  ba = op.bind(q, k, v, is_causal=True, logits_soft_cap=CAP)
+  # f32 dots (the default precision may take TF32 on a GPU).
+  ba = op.bind(q, k, v, is_causal=True, logits_soft_cap=CAP, precision=HIGHEST)
   kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
   grads = op.vjp((m, l), out, dout, *ba.args, **kwargs)
   expected = jax.grad(ref_loss, argnums=(0, 1, 2))(q, k, v)
@@ -221,7 +225,7 @@ def _relative_errors(grads, expected):
 def test_default_chain_gradients_as_accurate_as_either_op(head_dim, mask_name):
   t, cap = 1024, 50.0
   q, k, v, _, dout = numerics.random_inputs(
-      (2, t, 4, head_dim), 2, scale=(2 * cap) ** 0.5 * head_dim**0.25
+      (2, t, 4, head_dim), 2, scale=(2 * cap) ** 0.5
   )
   numerics.assert_cap_active(q, k, cap, 5)
   mask_kwargs, dense = {
@@ -259,11 +263,15 @@ def test_default_chain_gradients_as_accurate_as_either_op(head_dim, mask_name):
         op, *bf16
     )
     errors[name] = _relative_errors(grads, expected)
-  print(errors)
   for i, name in enumerate(("dq", "dk", "dv")):
-    # The chosen VJP runs on the other op's forward (`out` rounded to bf16,
-    # residuals from other instructions), which moves its errors by a few
-    # percent either way: 5% over the larger of the two ops' own.
+    # Where our VJP runs on Mosaic GPU's forward, dq and dk carry that
+    # forward's errors (`delta = rowsum(dout * out)` from its bf16 `out`):
+    # on an H200 (2026-12-04) their errors equalled Mosaic GPU's own at
+    # head_dim 128, and dk's reached 1.044x Mosaic GPU's own at head_dim 256
+    # (0.0266 against 0.0255; ours 0.0198). Hence 5% over the larger of the
+    # two ops' own.
     larger = max(errors["triton"][i], errors["mosaic"][i])
     assert errors["default"][i] <= 1.05 * larger, (name, errors)
-    assert errors["default"][i] < numerics.BF16_REGRESSION_BOUND, errors
+    # 2x the largest error any of the three had on these inputs (dk 0.066 at
+    # head_dim 64, Mosaic GPU's op and so the default chain's; ours 0.064).
+    assert errors["default"][i] < BF16_BOUND, (name, errors)
