@@ -34,7 +34,7 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     Without a cap the kernels compute as upstream's, but for the fixes
     below (e.g. `logits_scale` applied to the f32 logits) and their
     approximate `exp` (PTX's `ex2.approx`).
-  - the series' fixes and speed-ups (README, "The patch series"): zero, not
+  - the series' fixes and speed-ups (docs/patches.md): zero, not
     NaN, gradients for query blocks that `q_start` / `q_end` skip and for
     rows that attend to no key; the dk/dv logits computed as the forward's;
     causal loops kept within the sequence; default configs that fit in

@@ -10,7 +10,7 @@ also report tokamax's XLA implementation's errors on the same inputs, the
 yardstick they are judged by. bf16 rows run twice: at `precision=HIGHEST`,
 which keeps the kernels' f32 dot operands and `delta` at f32 accuracy (patch
 0019), judged; and at the default precision, whose bf16 rounding of those
-operands costs accuracy for speed (README, "bf16 accuracy"), reported.
+operands costs accuracy for speed (docs/accuracy.md), reported.
 
 Configurations, inputs and the comparison itself: `tokamax_softcap.harness`.
 

@@ -1,8 +1,0 @@
-# Run 1: the soft cap's derivative and reciprocal forms (forms.py), H200.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $OUT/gpu.txt; git log --oneline -1 > $OUT/commit.txt
-python3 -c "import jax, jaxlib, triton; print(jax.__version__, jaxlib.__version__, triton.__version__)" >> $OUT/gpu.txt 2>&1
-sha256sum tokamax_softcap/patches/*.patch > $OUT/series.sha256
-s=$(date +%s); timeout -s INT 520 python3 results/h200-2026-12-02-derivative/scripts/forms.py 2 > $OUT/forms.jsonl 2> $OUT/forms.log; echo "forms rc $? $(( $(date +%s) - s ))s" >> $OUT/rc.txt
-cat $OUT/gpu.txt $OUT/rc.txt $OUT/forms.jsonl; tail -5 $OUT/forms.log

@@ -1,8 +1,0 @@
-# Run 2: dq added atomically (atomic.py), series with the WIP patch 0026, H200.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $OUT/gpu.txt; git log --oneline -1 > $OUT/commit.txt
-python3 -c "import jax, jaxlib, triton; print(jax.__version__, jaxlib.__version__, triton.__version__)" >> $OUT/gpu.txt 2>&1
-sha256sum tokamax_softcap/patches/*.patch > $OUT/series.sha256
-s=$(date +%s); timeout -s INT 520 python3 results/h200-2026-12-02-derivative/scripts/atomic.py > $OUT/atomic.jsonl 2> $OUT/atomic.log; echo "atomic rc $? $(( $(date +%s) - s ))s" >> $OUT/rc.txt
-cat $OUT/gpu.txt $OUT/rc.txt $OUT/atomic.jsonl; tail -5 $OUT/atomic.log

@@ -1,6 +1,0 @@
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $OUT/gpu.txt; git log --oneline -1 > $OUT/commit.txt
-python3 -c "import jax, jaxlib, triton; print(jax.__version__, jaxlib.__version__, triton.__version__)" >> $OUT/gpu.txt 2>&1
-s=$(date +%s); timeout -s INT 480 python3 results/h200-2026-12-02-sign/scripts/sign.py 2 > $OUT/sign.jsonl 2> $OUT/sign.log; echo "sign rc $? $(( $(date +%s) - s ))s" >> $OUT/rc.txt
-cat $OUT/gpu.txt $OUT/rc.txt $OUT/sign.jsonl; tail -5 $OUT/sign.log
