@@ -12,6 +12,7 @@ import qwix
 import tokamax
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
+from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic_gpu
 from tokamax._src.ops.attention import pallas_triton as upstream
 from tokamax._src.ops.attention import pallas_triton_vjp as upstream_vjp
 import tokamax_softcap
@@ -272,10 +273,17 @@ def test_import_registers_and_unregister_restores_exactly():
   assert isinstance(
       registered["triton"], tokamax_softcap.PallasTritonFlashAttention
   )
+  mosaic_gpu = registered["mosaic_gpu"]
+  assert type(mosaic_gpu) is tokamax_softcap.PallasMosaicGpuFlashAttention
+  assert mosaic_gpu.vjp == tokamax_softcap.MosaicGpuOrTritonVjp()
   tokamax_softcap.unregister()
   original = api.IMPLEMENTATIONS
   assert not tokamax_softcap.is_registered()
   assert type(original["triton"]) is upstream.PallasTritonFlashAttention
+  assert (
+      type(original["mosaic_gpu"])
+      is upstream_mosaic_gpu.PallasMosaicGpuFlashAttention
+  )
   tokamax_softcap.unregister()  # Idempotent.
   assert api.IMPLEMENTATIONS is original
   tokamax_softcap.register()

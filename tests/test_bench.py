@@ -16,7 +16,9 @@ def test_dry_run_writes_every_output(tmp_path, capsys):
   # The sweep's options do not apply to the dry run's tiny shapes: it says so.
   argv = ["bench", "--dry-run", "--input-sets", "2", "--out", str(tmp_path)]
   assert cli.main(argv + ["--seq-lens", "2048", "--heads", "mha"]) == 0
-  assert "--seq-lens, --heads ignored" in capsys.readouterr().err
+  err = capsys.readouterr().err
+  assert "--seq-lens, --heads ignored" in err
+  assert bench.DRY_RUN_NOTE in err
   report = json.loads((tmp_path / "bench.json").read_text())
   assert report["environment"]["timing"] == (
       "wallclock" if interpret.is_needed() else "cupti"
@@ -24,12 +26,14 @@ def test_dry_run_writes_every_output(tmp_path, capsys):
   results = report["results"]
   assert {r["implementation"] for r in results} == set(
       bench.IMPLEMENTATIONS
-  ) - {"mosaic"}
+  ) - set(bench.MOSAIC_GPU_IMPLEMENTATIONS)
   for r in results:
     assert r["error"] is None, r
     assert r["fwd_ms"] > 0 and r["fwd_bwd_ms"] > 0 and r["peak_memory_mb"] > 0
   assert {r["mask"] for r in results} == {"causal", "docs-4"}
-  assert "ours / ours-nocap" in (tmp_path / "bench.md").read_text()
+  markdown = (tmp_path / "bench.md").read_text()
+  assert markdown.startswith(bench.DRY_RUN_NOTE)
+  assert "ours / ours-nocap" in markdown and "TFLOP/s |" not in markdown
   assert (tmp_path / "bench.csv").read_text().count("\n") == len(results) + 1
   assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -85,10 +89,10 @@ def test_write_report_writes_every_format(tmp_path):
       "| shape | ours fwd+bwd (ms) | ours-nocap fwd+bwd (ms) |"
       " xla fwd+bwd (ms) |"
   )
-  # ours / ours-nocap 1.5x; no ours-stable, ours-highest or mosaic; xla
-  # failed; ours' memory ratio.
+  # ours / ours-nocap 1.5x; no ours-stable, ours-highest, mosaic or
+  # default; xla failed; ours' memory ratio.
   assert table[4] == (
-      f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | — | 2.00 |"
+      f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | — | — | 2.00 |"
   )
   # Throughput: B16 T1024 H8/4 D64 causal, 1024 * 1025 / 2 attended pairs,
   # 4 * 16 * 8 * 524800 * 64 = 1.72e10 FLOP forward in 1 ms, 2.5x that
@@ -131,12 +135,44 @@ def test_table_ratios_within_a_shape():
   lines = bench.table(results).splitlines()
   assert lines[0].endswith(
       "| ours / ours-nocap | ours-stable / ours-nocap | ours-highest / ours |"
-      " ours / mosaic | xla / ours | ours peak mem / io |"
+      " ours / mosaic | xla / ours | default / fastest of ours, mosaic,"
+      " mosaic-ours | ours peak mem / io |"
   )
-  assert lines[1] == "|---" * 11 + "|"
+  assert lines[1] == "|---" * 12 + "|"
   assert lines[2] == (
       f"| {shape} | 3.00 | 2.50 | 2.00 | 12.00 | 1.20x | — | — | 1.50x |"
-      " 4.00x | 0.50 |"
+      " 4.00x | — | 0.50 |"
+  )
+
+
+def test_default_ratio_takes_the_fastest_composition():
+  shape = bench.Shape(seq_len=2048, head_dim=256, heads="gqa", mask="causal")
+  results = [
+      bench.Result(
+          shape=str(shape),
+          seq_len=2048,
+          head_dim=256,
+          heads="gqa",
+          mask="causal",
+          implementation=name,
+          fwd_ms=1.0,
+          fwd_bwd_ms=ms,
+          peak_memory_mb=None,
+          memory_ratio=None,
+          fwd_flop=shape.fwd_flop(),
+      )
+      for name, ms in (
+          ("ours", 3.0),
+          ("mosaic", 6.0),
+          ("mosaic-ours", 2.5),
+          ("default", 2.75),
+      )
+  ]
+  row = bench.table(results).splitlines()[2]
+  # ours / mosaic 0.5x; default / min(3.0, 6.0, 2.5) 1.1x; no memory ratio.
+  assert row == (
+      f"| {shape} | 3.00 | 6.00 | 2.50 | 2.75 | — | — | — | 0.50x | — |"
+      " 1.10x | — |"
   )
 
 

@@ -118,9 +118,7 @@ def _recorder(name, calls):
   return vjp
 
 
-@pytest.mark.parametrize(
-    "head_dim,expected", [(64, "mosaic"), (256, "triton")]
-)
+@pytest.mark.parametrize("head_dim,expected", [(64, "mosaic"), (256, "triton")])
 def test_dispatch_runs_the_chosen_vjp(monkeypatch, head_dim, expected):
   monkeypatch.setattr(gpu_utils, "is_sm90", lambda device=None: True)
   calls = []
@@ -128,9 +126,11 @@ def test_dispatch_runs_the_chosen_vjp(monkeypatch, head_dim, expected):
       triton=_recorder("triton", calls), mosaic=_recorder("mosaic", calls)
   )
   q = k = v = jnp.zeros((1, 16, 1, head_dim), jnp.bfloat16)
-  kwargs = tokamax_softcap.PallasMosaicGpuFlashAttention().bind(
-      q, k, v, is_causal=True
-  ).kwargs
+  kwargs = (
+      tokamax_softcap.PallasMosaicGpuFlashAttention()
+      .bind(q, k, v, is_causal=True)
+      .kwargs
+  )
   args, forwarded = vjp("residuals", "out", "dout", q, k, v, **kwargs)
   assert calls == [expected]
   assert args == ("residuals", "out", "dout", q, k, v)
@@ -235,7 +235,9 @@ def test_default_chain_gradients_as_accurate_as_either_op(head_dim, mask_name):
           jnp.tri(t, dtype=bool) & ~jnp.tri(t, k=-256, dtype=bool),
       ),
       "docs": (
-          dict(mask=base.Mask(k_start=jnp.arange(t) // 256 * 256, is_causal=True)),
+          dict(
+              mask=base.Mask(k_start=jnp.arange(t) // 256 * 256, is_causal=True)
+          ),
           (jnp.arange(t)[:, None] // 256 == jnp.arange(t) // 256)
           & jnp.tri(t, dtype=bool),
       ),

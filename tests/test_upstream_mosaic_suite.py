@@ -18,7 +18,9 @@ import tokamax_softcap
 import test_upstream_suite_soft_cap  # pylint: disable=g-bad-import-order
 
 if not gpu_utils.has_mosaic_gpu_support():
-  pytest.skip("Mosaic GPU's kernels need an NVIDIA GPU.", allow_module_level=True)
+  pytest.skip(
+      "Mosaic GPU's kernels need an NVIDIA GPU.", allow_module_level=True
+  )
 
 # Upstream marks its class `skip` for open-source runs ("Too slow for OSS
 # regression tests"), and pytest gives a class the marks of its bases: this

@@ -70,6 +70,7 @@ class SoftCapSuite:
 
 
 class PallasTritonFlashAttentionSoftCapSuiteTest(
-    SoftCapSuite, test_upstream_suite.PallasTritonFlashAttentionWithSoftCapVjpTest
+    SoftCapSuite,
+    test_upstream_suite.PallasTritonFlashAttentionWithSoftCapVjpTest,
 ):
   pass

@@ -580,9 +580,7 @@ def write_report(
   if dry_run:
     markdown = f"{DRY_RUN_NOTE}\n\n{header}\n\n{table(results)}\n"
   else:
-    markdown = (
-        f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
-    )
+    markdown = f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
   paths[2].write_text(markdown)
   plot(results, str(paths[3]))
   return paths
