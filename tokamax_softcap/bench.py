@@ -48,7 +48,7 @@ import numpy as np
 from tokamax._src import benchmarking
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
-from tokamax._src.ops.attention import pallas_mosaic_gpu
+from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic_gpu
 import tokamax_softcap
 from tokamax_softcap import cli_types
 from tokamax_softcap import harness
@@ -251,10 +251,10 @@ def _implementation(
   if name == "ours-nocap":
     return ours(), dict(logits_soft_cap=None)
   if name == "mosaic":
-    return pallas_mosaic_gpu.PallasMosaicGpuFlashAttention(), capped
+    return upstream_mosaic_gpu.PallasMosaicGpuFlashAttention(), capped
   if name == "mosaic-ours":
     vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
-    return pallas_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
+    return upstream_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "default":
     return default_chain, capped
   return api.IMPLEMENTATIONS.get(name), capped

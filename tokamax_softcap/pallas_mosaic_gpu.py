@@ -13,17 +13,20 @@ logits `s`, so `m + log(l)` is the row's log-sum-exp (zero rows: `l = 0`).
 """
 
 import dataclasses
-from typing import Any
+import functools
+from typing import Any, override
 
 import jax
 import jax.numpy as jnp
 from tokamax._src import gpu_utils
+from tokamax._src import precision as precision_lib
 from tokamax._src.ops import op
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
 from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp as upstream_vjp
 from tokamax_softcap import pallas_triton
 from tokamax_softcap import pallas_triton_vjp
+from tokamax_softcap import patched
 
 # Mosaic GPU's VJP is taken only up to this head_dim (of q, k and v).
 # Measured on an H200 (bf16, soft cap 50, B2 T8192, with Mosaic GPU's
@@ -31,20 +34,51 @@ from tokamax_softcap import pallas_triton_vjp
 # mask, ours takes 0.98-1.15x its backward time at head_dim 64 and 128, and
 # 0.37-0.68x at 256; with windows or documents 0.06-0.42x at any head_dim.
 MOSAIC_VJP_MAX_HEAD_DIM = 128
-_DEFAULT_PRECISION = ((jax.lax.Precision.DEFAULT,) * 2,) * 2
+# The dots' algorithm at the default precision, per 16-bit input dtype.
+_16BIT_PRESETS = {
+    jnp.dtype(jnp.bfloat16): jax.lax.DotAlgorithmPreset.BF16_BF16_F32,
+    jnp.dtype(jnp.float16): jax.lax.DotAlgorithmPreset.F16_F16_F32,
+}
 
 
-def _skips_blocks(mask: base.Mask) -> bool:
+def _skips_blocks(
+    mask: base.Mask, bias: jax.Array | None, indexed: bool
+) -> bool:
   """Whether our VJP's loops skip blocks that `mask` removes (Mosaic's don't).
 
   Our kernels bound their loops by windows (`CausalMask.window_size`),
-  offset diagonals and key and query ranges; a plain causal mask both skip,
-  and a boolean array neither does.
+  offset diagonals and key and query ranges, unless a bias is given (every
+  block of `ds` is written) or `q_indices` / `k_indices` are (the mask is
+  then dense). A plain causal mask both skip; a boolean array neither does.
+
+  Args:
+    mask: The bound `base.Mask`.
+    bias: The bias, if any.
+    indexed: Whether `q_indices` or `k_indices` is given.
   """
+  if bias is not None or indexed:
+    return False
   causal = mask.causal_mask
   window_or_offset = causal is not None and not mask.is_causal
   ranges = (mask.q_start, mask.q_end, mask.k_start, mask.k_end)
   return window_or_offset or any(x is not None for x in ranges)
+
+
+def _at_16bit_default(
+    dtype: jnp.dtype,
+    precision: tuple[base.CanonicalPrecision, base.CanonicalPrecision],
+) -> bool:
+  """Whether both dots run at the 16-bit default algorithm of `dtype`.
+
+  As every spelling of the default precision does, and `HIGH`; `HIGHEST`
+  too, which our kernels alone give f32-accurate operands
+  (`keeps_f32_operands`).
+  """
+  preset = _16BIT_PRESETS.get(jnp.dtype(dtype))
+  return preset is not None and all(
+      precision_lib.to_dot_algorithm_preset(dtype, dtype, p) == preset
+      for p in precision
+  )
 
 
 def use_triton_vjp(
@@ -54,6 +88,9 @@ def use_triton_vjp(
     *,
     mask: base.Mask,
     precision: tuple[base.CanonicalPrecision, base.CanonicalPrecision],
+    bias: jax.Array | None = None,
+    q_indices: jax.Array | None = None,
+    k_indices: jax.Array | None = None,
     device: jax.Device | None = None,
 ) -> bool:
   """Returns whether our Pallas-Triton VJP, not Mosaic GPU's, runs a call.
@@ -64,12 +101,13 @@ def use_triton_vjp(
   - on GPUs other than sm90 and sm100 (Ampere, Ada), ours: Mosaic GPU's VJP
     supports neither;
   - on sm100 (Blackwell), Mosaic GPU's: not measured;
-  - on sm90 (Hopper), Mosaic GPU's only for bf16 or f16 `q`, `k`, `v` at the
-    default precision, a head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`, and
-    a mask whose blocks our loops would not skip (`_skips_blocks`); else
-    ours. f32 inputs and `precision=HIGHEST` take ours: Mosaic GPU's rejects
-    f32 at the default precision, and ours keeps bf16 and f16 gradients near
-    f32 accuracy at `HIGHEST` (README, "Use").
+  - on sm90 (Hopper), Mosaic GPU's only for `q`, `k`, `v` of one 16-bit
+    dtype whose dots run at its default algorithm (`_at_16bit_default`), a
+    head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`, and a mask whose blocks
+    our loops would not skip (`_skips_blocks`); else ours. So ours takes
+    `precision=HIGHEST` (its f32-accurate operands: docs/accuracy.md), f32
+    and mixed dtypes (which Mosaic GPU's VJP rejects), head_dim 256, and
+    windows, packed documents and query ranges.
 
   Args:
     q: Queries, `[*B, T, H, D]`.
@@ -77,6 +115,9 @@ def use_triton_vjp(
     v: Values, `[*B, t, h, d]`.
     mask: The bound `base.Mask`.
     precision: The bound (canonical) `(q @ k.T, p @ v)` precisions.
+    bias: The bias, if any.
+    q_indices: The bound `q_indices`, if any.
+    k_indices: The bound `k_indices`, if any.
     device: The GPU (default: JAX's default device).
 
   Returns:
@@ -86,11 +127,13 @@ def use_triton_vjp(
     return False
   if not gpu_utils.is_sm90(device):
     return True
+  indexed = q_indices is not None or k_indices is not None
+  same_dtype = q.dtype == k.dtype == v.dtype
   return (
-      any(x.dtype not in (jnp.bfloat16, jnp.float16) for x in (q, k, v))
-      or tuple(precision) != _DEFAULT_PRECISION
+      not (same_dtype and _at_16bit_default(q.dtype, precision))
+      or patched.pallas_triton_vjp.keeps_f32_operands(q.dtype, precision)
       or max(q.shape[-1], v.shape[-1]) > MOSAIC_VJP_MAX_HEAD_DIM
-      or _skips_blocks(mask)
+      or _skips_blocks(mask, bias, indexed)
   )
 
 
@@ -117,7 +160,13 @@ class MosaicGpuOrTritonVjp:
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
     triton = use_triton_vjp(
-        q, k, v, mask=kwargs["mask"], precision=kwargs["precision"]
+        q,
+        k,
+        v,
+        **{
+            name: kwargs[name]
+            for name in ("mask", "precision", "bias", "q_indices", "k_indices")
+        },
     )
     vjp = self.triton if triton else self.mosaic
     return vjp(residuals, out, dout, q, k, v, **kwargs)
@@ -128,13 +177,20 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
   """tokamax's Mosaic GPU FlashAttention, with the faster VJP for each call.
 
   A drop-in subclass of tokamax's op of the same name (same fields, `Config`
-  and autotuning data): its forward is tokamax's, unchanged. What differs:
+  and autotuning data): its forward kernels are tokamax's. What differs:
 
-  - the default `vjp` is `MosaicGpuOrTritonVjp()`: this package's
-    Pallas-Triton VJP where `use_triton_vjp` says so (e.g. head_dim 256,
-    windows, packed documents), else Mosaic GPU's;
+  - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
+    `bypass_device_check`): this package's Pallas-Triton VJP where
+    `use_triton_vjp` says so (e.g. head_dim 256, windows, packed
+    documents), else Mosaic GPU's;
   - `logits_soft_cap` is checked as this package's Pallas-Triton op checks
-    it.
+    it;
+  - the softmax without a running maximum (`use_stable_softmax=AUTO` with a
+    cap of at most 60) only where its weights fit the dtype of `v`, as in
+    our Pallas-Triton op (tokamax's overflows f16 past a cap of 9.7);
+  - quantized (qwix `QArray`) `q`, `k` or `v` raise `NotImplementedError`
+    when differentiated (neither VJP supports them), in the forward call,
+    so that tokamax's implementation chain falls back.
 
   Call it as tokamax's op: `q` `[*B, T, H, D]`, `k` `[*B, t, h, D]`, `v`
   `[*B, t, h, d]`, optional `bias`, `mask` and the rest of `tokamax`'s
@@ -143,15 +199,86 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
 
   Raises:
     ValueError: if `logits_soft_cap` is not `None` or a finite, positive
-      real scalar.
+      real scalar; if `use_stable_softmax=False` with a cap the weights
+      cannot hold.
     NotImplementedError: where Mosaic GPU's forward does not run (e.g. not
-      on a GPU), as tokamax's op.
+      on a GPU, or f32 inputs), as tokamax's op; for quantized inputs when
+      differentiated.
   """
 
   def __post_init__(self):
     if self.vjp is None:
-      object.__setattr__(self, "vjp", MosaicGpuOrTritonVjp())
+      bypass = self.bypass_device_check
+      vjp = MosaicGpuOrTritonVjp(
+          triton=pallas_triton_vjp.PallasTritonFlashAttentionVjp(
+              bypass_device_check=bypass
+          ),
+          mosaic=upstream_vjp.PallasMosaicGpuFlashAttentionVjp(
+              bypass_device_check=bypass
+          ),
+      )
+      object.__setattr__(self, "vjp", vjp)
 
+  @override
+  @functools.wraps(base.DotProductAttention.bind)
   def bind(self, *args, logits_soft_cap=None, **kwargs) -> op.BoundArguments:
     logits_soft_cap = pallas_triton.check_logits_soft_cap(logits_soft_cap)
-    return super().bind(*args, logits_soft_cap=logits_soft_cap, **kwargs)
+    ba = super().bind(*args, logits_soft_cap=logits_soft_cap, **kwargs)
+    if ba.kwargs["return_residuals"]:
+      quantized = [n for n in "qkv" if isinstance(ba.arguments[n], base.QArray)]
+      if quantized:
+        raise NotImplementedError(
+            f"Quantized (qwix `QArray`) {', '.join(quantized)} are not"
+            " supported by the VJPs; differentiate with dequantized inputs."
+        )
+    return ba
+
+  def stable_softmax(
+      self,
+      logits_soft_cap: float | None,
+      logits_dtype: jnp.dtype,
+      weights_dtype: jnp.dtype,
+  ) -> bool | type[base.AUTO]:
+    """Returns the `use_stable_softmax` the forward runs with.
+
+    `AUTO` (tokamax's choice: without a running maximum for a cap of at most
+    60) where that choice is the stable softmax or the weights `exp(s)`,
+    cast to `weights_dtype` for `p @ v`, fit it; else `True`.
+
+    Raises:
+      ValueError: for `use_stable_softmax=False` where they do not fit.
+    """
+    fits = patched.pallas_triton._unstable_softmax_fits(  # pylint: disable=protected-access
+        logits_soft_cap, logits_dtype, weights_dtype
+    )
+    if self.use_stable_softmax is base.AUTO:
+      stable = base.needs_stable_softmax(logits_dtype, logits_soft_cap)
+      return base.AUTO if stable or fits else True
+    if not self.use_stable_softmax and not fits:
+      raise ValueError(
+          "`use_stable_softmax=False` needs an f32 or bf16 `logits_dtype` and"
+          " a `logits_soft_cap` `c` with `exp(c)` and `exp(-c)` normal in"
+          f" {jnp.dtype(weights_dtype)} (the dtype of `v`) and `c <= 60`; got"
+          f" `logits_dtype={logits_dtype}`,"
+          f" `logits_soft_cap={logits_soft_cap}`."
+      )
+    return self.use_stable_softmax
+
+  @override
+  @functools.wraps(upstream.PallasMosaicGpuFlashAttention._fwd)
+  def _fwd(self, q, k, v, *, logits_soft_cap, logits_dtype, **kwargs):
+    use_stable_softmax = self.stable_softmax(
+        logits_soft_cap, logits_dtype, v.dtype
+    )
+    op_ = self
+    if use_stable_softmax is not self.use_stable_softmax:
+      op_ = self.replace(use_stable_softmax=use_stable_softmax)
+    return upstream.PallasMosaicGpuFlashAttention._fwd(  # pylint: disable=protected-access
+        op_,
+        q,
+        k,
+        v,
+        logits_soft_cap=logits_soft_cap,
+        logits_dtype=logits_dtype,
+        **kwargs,
+    )

@@ -4,14 +4,14 @@
 implementation chain (`("mosaic", "triton", "xla")` on GPUs), look each name
 up in `tokamax._src.ops.attention.api.IMPLEMENTATIONS` at call time
 (`"mosaic"` as `"mosaic_gpu"` on NVIDIA GPUs). `register` swaps in a mapping
-whose `"triton"` entry is our Pallas-Triton op and, where tokamax has Mosaic
-GPU's op, whose `"mosaic_gpu"` entry is `pallas_mosaic_gpu`'s (Mosaic GPU's
-forward, the faster VJP for each call); `unregister` puts back the very
-mapping that was there before.
+whose `"triton"` entry is our Pallas-Triton op and whose `"mosaic_gpu"`
+entry is `pallas_mosaic_gpu`'s (Mosaic GPU's forward, the faster VJP for each
+call); `unregister` puts back the very mapping that was there before.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 import contextlib
+from typing import Any
 
 import immutabledict
 from tokamax._src.ops.attention import api
@@ -24,28 +24,31 @@ _MOSAIC_GPU = "mosaic_gpu"
 _replaced: immutabledict.immutabledict | None = None
 
 
-def register(op: pallas_triton.PallasTritonFlashAttention | None = None):
+def register(
+    op: pallas_triton.PallasTritonFlashAttention | None = None,
+    *,
+    mosaic_gpu: Callable[..., Any] | None = None,
+):
   """Makes our ops tokamax's `"triton"` and `"mosaic"` GPU implementations.
 
   Idempotent: registering again replaces the registered ops, and
   `unregister` still restores what was there before the first call.
 
   Args:
-    op: The `"triton"` op; by default `PallasTritonFlashAttention()`. The
-      `"mosaic_gpu"` entry, if tokamax has one, becomes
-      `pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()`.
+    op: The `"triton"` op; by default `PallasTritonFlashAttention()`.
+    mosaic_gpu: The `"mosaic_gpu"` op; by default
+      `pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()`. Pass tokamax's
+      own (`api.IMPLEMENTATIONS["mosaic_gpu"]` before registering) to keep
+      Mosaic GPU's VJP.
   """
   global _replaced
   if op is None:
     op = pallas_triton.PallasTritonFlashAttention()
+  if mosaic_gpu is None:
+    mosaic_gpu = pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()
   if _replaced is None:
     _replaced = api.IMPLEMENTATIONS
-  implementations = _replaced.set(_TRITON, op)
-  if _MOSAIC_GPU in implementations:
-    implementations = implementations.set(
-        _MOSAIC_GPU, pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()
-    )
-  api.IMPLEMENTATIONS = implementations
+  api.IMPLEMENTATIONS = _replaced.set(_TRITON, op).set(_MOSAIC_GPU, mosaic_gpu)
 
 
 def unregister():
@@ -67,21 +70,24 @@ def is_registered() -> bool:
 @contextlib.contextmanager
 def registered(
     op: pallas_triton.PallasTritonFlashAttention | None = None,
+    *,
+    mosaic_gpu: Callable[..., Any] | None = None,
 ) -> Iterator[None]:
   """Within this context, our ops are tokamax's (see `register`).
 
   On exit, restores exactly the state before entry (registered or not, and
-  with whichever op).
+  with whichever ops).
 
   Args:
     op: The `"triton"` op; by default `PallasTritonFlashAttention()`.
+    mosaic_gpu: The `"mosaic_gpu"` op (see `register`).
 
   Yields:
     None.
   """
   global _replaced
   saved = (_replaced, api.IMPLEMENTATIONS)
-  register(op)
+  register(op, mosaic_gpu=mosaic_gpu)
   try:
     yield
   finally:
