@@ -12,15 +12,29 @@ if jax.config.jax_num_cpu_devices < 0 and (
 ):
   jax.config.update("jax_num_cpu_devices", 4)
 
-# Compiled programs are cached on disk (`.jax_cache/` in the repository, shared
-# by the pytest workers; delete it to reclaim the space), unless a cache is
-# configured already: cases that compile the same kernels reuse them, and a
-# second run skips most of the compilation (on the CPU, `test_soft_cap.py -k
-# f32_gradients` took 89 s cold and 30 s warm). A worker that reads an entry
-# another is still writing gets a warning from JAX and compiles anew.
+# On a GPU, JAX's client takes 75% of the GPU's memory when JAX creates its
+# backend, and each pytest-xdist worker (`-n`) is a client of its own: the
+# second worker's allocations fail. Each worker takes only what it uses,
+# unless the variable is set already. JAX reads it when it creates its
+# backends (`xla_client.generate_pjrt_gpu_plugin_options`, called at their
+# first use, not at `import jax`); the subprocesses of `test_series.py`
+# inherit it.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+# Compiled programs are cached on disk (`.jax_cache/` in the repository;
+# delete it to reclaim the space), unless a cache is configured already:
+# cases that compile the same kernels reuse them, and a second run skips most
+# of the compilation (on the CPU, `test_soft_cap.py -k f32_gradients` took
+# 89 s cold and 30 s warm). Each pytest-xdist worker has a directory of its
+# own (`.jax_cache/gw0`, ...; without xdist, `.jax_cache/main`): JAX writes
+# an entry in place (`jax/_src/lru_cache.py`, `LRUCache.put`: no temporary
+# file and rename, and no lock without a size limit), so a worker that read
+# an entry another was still writing got a truncated executable, a warning
+# ("Error reading persistent compilation cache entry") and compiled anew.
 if not jax.config.jax_compilation_cache_dir:
   _CACHE = pathlib.Path(__file__).parent.parent / ".jax_cache"
-  jax.config.update("jax_compilation_cache_dir", str(_CACHE))
+  _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+  jax.config.update("jax_compilation_cache_dir", str(_CACHE / _WORKER))
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 pytest_plugins = ("tokamax_softcap.pytest_plugin",)

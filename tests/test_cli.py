@@ -51,7 +51,14 @@ def test_verify_reports_rows_judged_by_its_criteria(tmp_path, capsys):
   assert bf16_default["xla_errors"] == bf16["xla_errors"]
   assert bf16_default["errors"] != bf16["errors"]
   assert code == (0 if bf16["passed"] else 1)
-  out = capsys.readouterr().out
+  out, err = capsys.readouterr()
+  # The device, named once: ahead of the runs, on a line of its own.
+  device = harness.device_name(interpreted=interpret.is_needed(), reduced=True)
+  if interpret.is_needed():
+    assert device == "CPU (Pallas interpreter, reduced sizes)"
+  assert out.startswith(f"device: {device}\ndate ")
+  assert (out + err).count(device) == 1
+  assert report["environment"]["device"] == device
   assert "| pr-check | B1 T128 H4/2 D128 | causal | bfloat16 | highest |" in out
   assert "| bfloat16 | default |" in out and "| reported |" in out
   assert verify.CRITERIA in out

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import pytest
 from tokamax._src.ops.attention import base
 import tokamax_softcap
+from tokamax_softcap import cli
 from tokamax_softcap import harness
 from tokamax_softcap import patched
 from tokamax_softcap import upstream_tree
@@ -98,6 +99,54 @@ def test_check_rejects_a_patch_whose_python_does_not_compile(tree, tmp_path):
       match=f"pallas_triton_test.py does not compile after patch {number:04d}",
   ):
     upstream_tree.check(clone)
+
+
+def test_check_through_a_patch_applies_and_checks_the_series_up_to_it(
+    tree, monkeypatch, capsys
+):
+  # `patch check --through 0016`: a tree with patches 0001-0016 alone (the
+  # full tree's first 16 commits, with the same ids), compared with the
+  # package's source through patch 0016; upstream's tests run there (here
+  # only recorded: `test_upstream_tests_pass_on_patched_tree` runs them).
+  runs = []
+
+  def run_upstream_test(prefix_tree, *pytest_args):
+    commits = upstream_tree._git(  # pylint: disable=protected-access
+        prefix_tree, "rev-list", "--reverse", f"{upstream_tree.BASE_TAG}..HEAD"
+    ).split()
+    vjp = prefix_tree / patched.upstream_path("pallas_triton_vjp")
+    runs.append((commits, vjp.read_text(), pytest_args))
+    return subprocess.CompletedProcess(pytest_args, 0, "1 passed\n", "")
+
+  monkeypatch.setattr(upstream_tree, "run_upstream_test", run_upstream_test)
+  assert cli.main(["patch", "check", "--through", "0016", "--", "-x"]) == 0
+  [(commits, vjp, pytest_args)] = runs
+  full = upstream_tree._git(  # pylint: disable=protected-access
+      tree, "rev-list", "--reverse", f"{upstream_tree.BASE_TAG}..HEAD"
+  ).split()
+  assert len(full) == len(patched.series()) > 16
+  assert commits == full[:16]
+  # Patch 0017 moves the cap's derivative in `_bwd_dkdv` ahead of the dots.
+  assert vjp == patched.patched_source("pallas_triton_vjp", 16)
+  assert "      dsT *= (1.0 - tT) * (1.0 + tT)\n" in vjp
+  assert pytest_args == ("-q", "-k", upstream_tree.SERIES_TESTS, "-x")
+  out = capsys.readouterr().out
+  assert "git am: 16 patches applied to the wheel's files:" in out
+  assert out.count("through patch 0016.") == 2
+
+
+def test_check_through_rejects_what_names_no_patch(tmp_path, capsys):
+  last = len(patched.series())
+  for value in ("0", f"{last + 1:04d}", "x"):
+    with pytest.raises(SystemExit):
+      cli.main(["patch", "check", "--through", value])
+    assert (
+        f"argument --through: {value!r} is not the number of a patch of the"
+        f" series (0001-{last:04d})"
+    ) in capsys.readouterr().err
+  with pytest.raises(ValueError, match=f"`through`: no patch {last + 1} in"):
+    upstream_tree.build(tmp_path / "tokamax", through=last + 1)
+  assert not (tmp_path / "tokamax").exists()
 
 
 @pytest.mark.parametrize("through", [0, 16])

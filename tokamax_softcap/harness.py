@@ -5,7 +5,7 @@ Attention layers to check (`Config`, `CONFIGS`), their mask variants
 differentiates the op (by default `PallasTritonFlashAttention`) and the
 unfused fp32 reference (`tokamax_softcap.reference`, on the same inputs
 upcast to f32) with JAX. `environment` names the facts of a run that `verify`
-and `bench` report.
+and `bench` report, `device_name` the device in plain words.
 
 Inputs are random with the shapes of the configuration: `q`, `k` ~ N(0, s)
 with `s = sqrt(logit_std)` (so with `logits_scale = 1/sqrt(D)` the pre-cap
@@ -135,6 +135,26 @@ def environment() -> dict[str, str]:
       tokamax=tokamax.__version__,
       tokamax_softcap=tokamax_softcap.__version__,
   )
+
+
+def device_name(*, interpreted: bool, reduced: bool) -> str:
+  """Returns the device a run's kernels run on, in plain words.
+
+  Args:
+    interpreted: Whether the Pallas interpreter runs the kernels.
+    reduced: Whether the configurations are reduced (`cpu_sized`).
+
+  Returns:
+    E.g. `"NVIDIA H200"`, or `"CPU (Pallas interpreter, reduced sizes)"`.
+  """
+  device = jax.devices()[0]
+  name = "CPU" if device.platform == "cpu" else device.device_kind
+  how = []
+  if interpreted:
+    how.append("Pallas interpreter")
+  if reduced:
+    how.append("reduced sizes")
+  return f"{name} ({', '.join(how)})" if how else name
 
 
 def _doc_starts(seq_len: int) -> np.ndarray:

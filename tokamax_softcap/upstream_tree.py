@@ -13,10 +13,13 @@ how it is edited and checked as the upstream pull request it is
   `patches/` when the package runs from a source checkout (an editable
   install). An installed package's folder is never written to: there,
   `--out` is required.
-- `check` (`check`, `run_upstream_test`): builds a tree in a temporary
-  directory, confirms that `git am` applies the whole series and that the
-  result is, file for file, the source that `tokamax_softcap.patched`
-  executes, and runs upstream's own tests of the series.
+- `check [--through N]` (`check`, `run_upstream_test`): builds a tree in a
+  temporary directory, confirms that `git am` applies the whole series (or
+  patches 0001 to N only) and that the result is, file for file, the source
+  that `tokamax_softcap.patched` executes (through patch N), and runs
+  upstream's own tests of the series there. With `--through`, a first part
+  of the series is checked on its own, e.g. one of the pull requests that
+  submit it by theme.
 - `show MODULE [--through N]` (`patched.patched_source`): prints the patched
   source of a module, as it runs (or with the series through patch N only).
 """
@@ -57,20 +60,49 @@ def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None):
   ).stdout
 
 
-def build(tree: pathlib.Path | str, *, apply: bool = True) -> pathlib.Path:
+def series_through(through: int | None = None) -> list[pathlib.Path]:
+  """Returns the patch files of the series through one, in `git am` order.
+
+  Args:
+    through: The number of the last patch (e.g. `16` for `0001`-`0016`);
+      `None` for the whole series.
+
+  Raises:
+    ValueError: if no patch of the series has the number `through`.
+  """
+  series = patched.series()
+  if through is None:
+    return series
+  numbers = [int(patch.name[:4]) for patch in series]
+  if through not in numbers:
+    raise ValueError(
+        f"`through`: no patch {through} in the series, whose patches are"
+        f" {series[0].name[:4]}-{series[-1].name[:4]}."
+    )
+  return series[: numbers.index(through) + 1]
+
+
+def build(
+    tree: pathlib.Path | str, *, apply: bool = True, through: int | None = None
+) -> pathlib.Path:
   """Builds the tree in `tree` (which must not exist).
 
   Args:
     tree: The directory to create.
     apply: Whether to `git am` the series on top of the wheel's files.
+    through: The number of the last patch to apply; `None` for the whole
+      series.
 
   Returns:
     The tree's path.
 
   Raises:
     FileExistsError: if `tree` exists.
+    ValueError: if no patch of the series has the number `through` (then
+      nothing is created).
     subprocess.CalledProcessError: if `git am` fails (its stderr says where).
   """
+  patches = series_through(through)
   tree = pathlib.Path(tree)
   tree.mkdir(parents=True)
   dist = importlib.metadata.distribution("tokamax")
@@ -90,7 +122,7 @@ def build(tree: pathlib.Path | str, *, apply: bool = True) -> pathlib.Path:
         "am",
         "-q",
         "--committer-date-is-author-date",
-        *map(str, patched.series()),
+        *map(str, patches),
     )
   return tree
 
@@ -307,23 +339,30 @@ def _compile_patched_python(tree: pathlib.Path) -> int:
   return compiled
 
 
-def check(tree: pathlib.Path | str) -> list[str]:
+def check(tree: pathlib.Path | str, through: int | None = None) -> list[str]:
   """Checks that a tree's series matches the package, file for file.
 
   Args:
-    tree: A tree made by `build` (which `git am`s the whole series, raising
+    tree: A tree made by `build` (which `git am`s the series, raising
       `subprocess.CalledProcessError` if a patch does not apply).
+    through: The number of the last patch the tree holds, as given to
+      `build`; `None` for the whole series.
 
   Returns:
     What was checked, one line each.
 
   Raises:
     AssertionError: if a file of the `git am` result differs from the source
-      `tokamax_softcap.patched` executes, or a Python file that a patch
+      `tokamax_softcap.patched` executes (through patch `through`: see
+      `patched.patched_source`), or a Python file that a patch
       changes does not compile as that patch leaves it (e.g. upstream's test
       module, which `run_upstream_test` edits before it runs).
   """
   tree = pathlib.Path(tree)
+  if through is None:
+    ours = "what tokamax_softcap.patched runs"
+  else:
+    ours = f"tokamax_softcap.patched's source through patch {through:04d}"
   log = _git(tree, "log", "--format=%s", f"{BASE_TAG}..HEAD").splitlines()
   report = [f"git am: {len(log)} patches applied to the wheel's files:"]
   report.extend(f"  {subject}" for subject in reversed(log))
@@ -333,12 +372,34 @@ def check(tree: pathlib.Path | str) -> list[str]:
   )
   for name in patched.MODULES:
     path = patched.upstream_path(name)
-    if (tree / path).read_text() != patched.patched_source(name):
-      raise AssertionError(
-          f"{path}: `git am` gives other text than tokamax_softcap.patched."
-      )
-    report.append(f"{path}: identical to what tokamax_softcap.patched runs.")
+    if (tree / path).read_text() != patched.patched_source(name, through):
+      raise AssertionError(f"{path}: `git am` gives other text than {ours}.")
+    report.append(f"{path}: identical to {ours}.")
   return report
+
+
+def _patch_number(value: str) -> int:
+  """Parses `check --through`: the number of a patch of the series.
+
+  Args:
+    value: The option's text, e.g. `"0016"` or `"16"`.
+
+  Returns:
+    The number.
+
+  Raises:
+    argparse.ArgumentTypeError: if no patch of the series has that number.
+  """
+  try:
+    through = int(value)
+    series_through(through)
+  except ValueError as e:
+    series = patched.series()
+    raise argparse.ArgumentTypeError(
+        f"{value!r} is not the number of a patch of the series"
+        f" ({series[0].name[:4]}-{series[-1].name[:4]})"
+    ) from e
+  return through
 
 
 def add_arguments(parser: argparse.ArgumentParser):
@@ -348,11 +409,20 @@ def add_arguments(parser: argparse.ArgumentParser):
   def add(name, summary):
     return actions.add_parser(name, help=summary, description=summary)
 
-  add(
+  check_parser = add(
       "check",
       "git am the series in a temporary tree, compare the result with the"
       " package, run upstream's tests of the series",
-  ).add_argument(
+  )
+  check_parser.add_argument(
+      "--through",
+      metavar="N",
+      type=_patch_number,
+      help="apply and check the series through patch N only (e.g. 0016 or"
+      " 16), as a pull request of its first patches (default: the whole"
+      " series)",
+  )
+  check_parser.add_argument(
       "pytest_args", nargs="*", help="more pytest arguments (after --)"
   )
   add("tree", "build a tree with the series applied, to edit").add_argument(
@@ -407,7 +477,8 @@ def main(
     tree: The tree's directory (`tree`, `export`).
     out: Where `export` writes the series (see `export`).
     module: The module `show` prints, one of `patched.MODULES`.
-    through: For `show`, the last patch to apply (`None`: all).
+    through: For `show` and `check`, the number of the last patch to apply
+      (`None`: all).
     pytest_args: More arguments for upstream's tests (`check`).
 
   Returns:
@@ -415,7 +486,8 @@ def main(
     stderr); for `check`, pytest's.
 
   Raises:
-    ValueError: for another `action`.
+    ValueError: for another `action`; for `check`, if no patch of the series
+      has the number `through`.
   """
   if action not in ("tree", "export", "check", "show"):
     raise ValueError(f"Unknown action {action!r}.")
@@ -439,8 +511,8 @@ def main(
     print(patched.patched_source(module, through), end="")
     return 0
   with tempfile.TemporaryDirectory() as tmp:
-    tree = build(pathlib.Path(tmp) / "tokamax")
-    print("\n".join(check(tree)))
+    tree = build(pathlib.Path(tmp) / "tokamax", through=through)
+    print("\n".join(check(tree, through)))
     print(f"upstream's own tests of the series (-k '{SERIES_TESTS}'):")
     result = run_upstream_test(tree, "-q", "-k", SERIES_TESTS, *pytest_args)
   print(result.stdout[-2000:] + result.stderr[-2000:])

@@ -334,7 +334,9 @@ def verify_all(
     precisions: Keys of `PRECISIONS`, for the bf16 rows.
     json_path: Also write `report` there (`"-"`: to stdout, instead of the
       table).
-    environment: The environment to report.
+    environment: The environment to report, printed ahead of the runs (on
+      stdout, before the table; with `json_path="-"`, on stderr): its
+      `device` on a line of its own, then the others.
 
   Returns:
     The exit code: 0 if every judged row passed, 1 if one failed, 2 if none
@@ -349,7 +351,12 @@ def verify_all(
         file=sys.stderr,
     )
     return 2
-  print(f"verify: {len(todo)} runs on {environment['device']}", file=sys.stderr)
+  header = sys.stderr if json_path == "-" else sys.stdout
+  print(f"device: {environment['device']}", file=header)
+  others = {k: v for k, v in environment.items() if k != "device"}
+  print(", ".join(f"{k} {v}" for k, v in others.items()), file=header)
+  header.flush()  # Ahead of the progress on stderr.
+  print(f"verify: {len(todo)} runs", file=sys.stderr)
   rows = []
   progress = tqdm.tqdm(todo, file=sys.stderr, unit="run")
   for config, variant, dtype, precision in progress:
@@ -363,7 +370,6 @@ def verify_all(
       pathlib.Path(json_path).write_text(
           json.dumps(report(rows, environment), indent=1) + "\n"
       )
-    print(", ".join(f"{k} {v}" for k, v in environment.items()))
     print(table(rows))
     print(CRITERIA)
   failed = sum(r.passed is False for r in rows)
@@ -483,12 +489,7 @@ def main(
     size = "cpu" if interpret.is_needed() else "full"
   sized = sized_configs(configs, size, **overrides)
   with interpret.if_needed() as interpreted:
-    if interpreted:
-      print(
-          f"verify: no GPU: the Pallas interpreter runs the kernels ({size}"
-          " sizes).",
-          file=sys.stderr,
-      )
+    device = harness.device_name(interpreted=interpreted, reduced=size == "cpu")
     return verify_all(
         sized,
         variants,
@@ -496,5 +497,5 @@ def main(
         logit_std,
         precisions=precisions,
         json_path=json_path,
-        environment=harness.environment(),
+        environment=harness.environment() | {"device": device},
     )
