@@ -289,3 +289,29 @@ def test_this_checkout_is_one():
     pytest.skip("tokamax_softcap is installed, not run from this checkout.")
   found = upstream_tree.checkout_series_dir()
   assert found is not None and found.resolve() == (root / "patches").resolve()
+
+
+def test_verify_default_chain(monkeypatch):
+  # Without a GPU, tokamax's default chain falls through Mosaic to our op:
+  # the same kernels as `--impl triton`, hence the same errors. On Hopper
+  # `--impl default` runs Mosaic GPU's forward for bf16.
+  config = dataclasses.replace(harness.cpu_sized(harness.PR_CHECK), seq_len=128)
+  if not interpret.is_needed():
+    pytest.skip("On a GPU the default chain runs other kernels.")
+  with interpret.interpret():
+    rows = [
+        verify.verify_one(config, "causal", "float32", impl=impl)
+        for impl in verify.IMPLEMENTATIONS
+    ]
+  assert rows[0].errors == rows[1].errors and rows[1].passed
+  with pytest.raises(ValueError, match="sharded"):
+    verify.verify_one(config, "sharded", "float32", impl="default")
+  with pytest.raises(ValueError, match="impl"):
+    verify.verify_one(config, "causal", "float32", impl="mosaic")
+  runs = verify.runs([config], harness.VARIANTS, ["float32"], impl="default")
+  assert "sharded" not in {variant for _, variant, _, _ in runs}
+  calls = []
+  monkeypatch.setattr(verify, "verify_all", lambda *a, **kw: calls.append(kw))
+  cli.main(["verify", "--impl", "default"])
+  assert calls[-1]["impl"] == "default"
+  assert calls[-1]["environment"]["implementation"] == "default"

@@ -53,6 +53,7 @@ import tokamax_softcap
 from tokamax_softcap import cli_types
 from tokamax_softcap import harness
 from tokamax_softcap import interpret
+from tokamax_softcap import registration
 import tqdm
 
 TOKENS_PER_CALL = 16384
@@ -256,45 +257,14 @@ def _implementation(
     vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
     return upstream_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "default":
-    return default_chain, capped
+    return registration.default_chain, capped
   return api.IMPLEMENTATIONS.get(name), capped
-
-
-def default_chain(q, k, v, **kwargs):
-  """Attention as `tokamax.dot_product_attention` with no implementation.
-
-  Calls the ops of tokamax's default chain in turn, as it does, until one
-  does not raise `NotImplementedError`; takes the ops' own arguments (e.g. a
-  `Mask` with key ranges, which `dot_product_attention` cannot express).
-
-  Args:
-    q: `[*B, T, H, D]`.
-    k: `[*B, t, h, D]`.
-    v: `[*B, t, h, d]`.
-    **kwargs: The ops' keyword arguments.
-
-  Returns:
-    `[*B, T, H, d]`.
-
-  Raises:
-    ExceptionGroup: of every op's `NotImplementedError`, if none runs.
-  """
-  errors = []
-  # pylint: disable-next=protected-access
-  for name in api._DEFAULT_IMPLEMENTATIONS:
-    if name == "mosaic":  # As `dot_product_attention` on NVIDIA GPUs.
-      name = "mosaic_gpu"
-    try:
-      return api.IMPLEMENTATIONS[name](q, k, v, **kwargs)
-    except NotImplementedError as e:
-      errors.append(e)
-  raise ExceptionGroup("no implementation of the default chain ran", errors)
 
 
 def supported(name: str) -> bool:
   """Returns whether an implementation exists and runs on the default device."""
   op, _ = _implementation(name)
-  if op is default_chain:
+  if op is registration.default_chain:
     return True
   return op is not None and op.supported_on(jax.devices()[0])
 

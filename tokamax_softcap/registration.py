@@ -7,6 +7,7 @@ up in `tokamax._src.ops.attention.api.IMPLEMENTATIONS` at call time
 whose `"triton"` entry is our Pallas-Triton op and whose `"mosaic_gpu"`
 entry is `pallas_mosaic_gpu`'s (Mosaic GPU's forward, the faster VJP for each
 call); `unregister` puts back the very mapping that was there before.
+`default_chain` runs what the default chain resolves to.
 """
 
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ import contextlib
 from typing import Any
 
 import immutabledict
+import jax
 from tokamax._src.ops.attention import api
 from tokamax_softcap import pallas_mosaic_gpu
 from tokamax_softcap import pallas_triton
@@ -92,3 +94,35 @@ def registered(
     yield
   finally:
     _replaced, api.IMPLEMENTATIONS = saved
+
+
+def default_chain(q, k, v, **kwargs):
+  """Attention as `tokamax.dot_product_attention` with no implementation.
+
+  Calls the ops of tokamax's default chain in turn, as it does, until one
+  does not raise `NotImplementedError`; takes the ops' own arguments (e.g. a
+  `Mask` with key ranges, which `dot_product_attention` cannot express).
+
+  Args:
+    q: `[*B, T, H, D]`.
+    k: `[*B, t, h, D]`.
+    v: `[*B, t, h, d]`.
+    **kwargs: The ops' keyword arguments.
+
+  Returns:
+    `[*B, T, H, d]`.
+
+  Raises:
+    ExceptionGroup: of every op's `NotImplementedError`, if none runs.
+  """
+  errors = []
+  # pylint: disable-next=protected-access
+  for name in api._DEFAULT_IMPLEMENTATIONS:
+    if name == "mosaic":  # As `dot_product_attention` resolves it.
+      nvidia = "NVIDIA" in jax.devices()[0].device_kind
+      name = "mosaic_gpu" if nvidia else "mosaic_tpu"
+    try:
+      return api.IMPLEMENTATIONS[name](q, k, v, **kwargs)
+    except NotImplementedError as e:
+      errors.append(e)
+  raise ExceptionGroup("no implementation of the default chain ran", errors)

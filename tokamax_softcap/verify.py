@@ -14,6 +14,12 @@ operands costs accuracy for speed (docs/accuracy.md), reported.
 
 Configurations, inputs and the comparison itself: `tokamax_softcap.harness`.
 
+`--impl default` runs, in place of `PallasTritonFlashAttention`, what
+`tokamax.dot_product_attention` runs with no implementation named once this
+package is imported (`registration.default_chain`): on Hopper, Mosaic GPU's
+forward for bf16 and our op for f32 (which Mosaic GPU's forward rejects),
+each with the VJP `use_triton_vjp` picks; without a GPU, our op.
+
 With several devices, the `sharded` variant runs the causal case through
 `tokamax.dot_product_attention(..., implementation="triton", q_sharding=...)`
 on a mesh that shards the batch and/or heads axes, and reports how far its
@@ -35,6 +41,7 @@ from tokamax._src.ops.attention import api
 from tokamax_softcap import cli_types
 from tokamax_softcap import harness
 from tokamax_softcap import interpret
+from tokamax_softcap import registration
 import tqdm
 
 # Pass criteria on the relative error `max|x - ref| / max|ref|`.
@@ -54,6 +61,8 @@ F32_BOUND = 3e-5
 XLA_FACTOR = 1.25
 PR_BOUNDS = {"pr-check": dict(dq=4.3e-3, dk=4.3e-3, dbias=3.4e-3)}
 DTYPES = ("bfloat16", "float32")
+# `--impl`: this package's Pallas-Triton op, or tokamax's default chain.
+IMPLEMENTATIONS = ("triton", "default")
 # The precisions of the bf16 rows (f32 rows run at HIGHEST): `highest` rows
 # are judged, `default` rows reported.
 PRECISIONS = {
@@ -117,6 +126,7 @@ def verify_one(
     dtype: str,
     logit_std: float | None = None,
     precision: str = "highest",
+    impl: str = "triton",
 ) -> Row:
   """Runs one configuration and variant; returns its row of the table.
 
@@ -127,6 +137,7 @@ def verify_one(
     logit_std: Standard deviation of the pre-cap logits; default the cap.
     precision: A key of `PRECISIONS`, the op's precision for bf16 (f32 runs
       at HIGHEST).
+    impl: Of `IMPLEMENTATIONS` (`default` runs no `sharded` variant).
 
   Returns:
     The row, judged by `CRITERIA`: `passed` is false if an error is NaN/inf
@@ -138,14 +149,20 @@ def verify_one(
     op's (not a pass criterion: see the module docstring).
 
   Raises:
-    ValueError: for `sharded`, if `harness.q_sharding(config)` is `None`.
+    ValueError: for `sharded`, if `harness.q_sharding(config)` is `None`,
+      or with `impl="default"`; for an `impl` not in `IMPLEMENTATIONS`.
     KeyError: for a `precision` not in `PRECISIONS`.
   """
+  if impl not in IMPLEMENTATIONS:
+    raise ValueError(f"`impl` must be one of {IMPLEMENTATIONS}; got {impl!r}.")
+  if variant == "sharded" and impl != "triton":
+    raise ValueError("The `sharded` variant runs the `triton` implementation.")
+  op = registration.default_chain if impl == "default" else None
   if dtype == "float32":
     precision = "highest"
   op_precision = PRECISIONS[precision]
   grads = harness.gradients(
-      config, variant, dtype, logit_std, precision=op_precision
+      config, variant, dtype, logit_std, op=op, precision=op_precision
   )
   errors = harness.relative_errors(grads.actual, grads.expected)
   xla_errors = {}
@@ -241,17 +258,22 @@ def runs(
     variants: Sequence[str],
     dtypes: Sequence[str],
     precisions: Sequence[str] = tuple(PRECISIONS),
+    impl: str = "triton",
 ) -> Iterator[tuple[harness.Config, str, str, str]]:
   """Yields the (config, variant, dtype, precision) runs to make.
 
-  f32 runs once (at HIGHEST), bf16 at each of `precisions`.
+  f32 runs once (at HIGHEST), bf16 at each of `precisions`; `sharded` only
+  with `impl="triton"` (it runs `tokamax.dot_product_attention` with that
+  implementation).
   """
   for config in configs:
     for variant in variants:
       if variant == "window" and config.window >= config.seq_len:
         continue  # The window masks nothing at this length.
-      if variant == "sharded" and harness.q_sharding(config) is None:
-        continue  # One device, or no axis it can split.
+      if variant == "sharded" and (
+          impl != "triton" or harness.q_sharding(config) is None
+      ):
+        continue  # One device, no axis it can split, or another op.
       for dtype in dtypes:
         for precision in ("highest",) if dtype == "float32" else precisions:
           yield config, variant, dtype, precision
@@ -320,6 +342,7 @@ def verify_all(
     logit_std: float | None,
     *,
     precisions: Sequence[str] = tuple(PRECISIONS),
+    impl: str = "triton",
     json_path: str | None,
     environment: dict[str, str],
 ) -> int:
@@ -332,6 +355,7 @@ def verify_all(
     dtypes: Of `DTYPES`.
     logit_std: Standard deviation of the pre-cap logits; default the cap.
     precisions: Keys of `PRECISIONS`, for the bf16 rows.
+    impl: Of `IMPLEMENTATIONS` (see `verify_one`).
     json_path: Also write `report` there (`"-"`: to stdout, instead of the
       table).
     environment: The environment to report, printed ahead of the runs (on
@@ -342,7 +366,7 @@ def verify_all(
     The exit code: 0 if every judged row passed, 1 if one failed, 2 if none
     ran or none was judged (bf16 at the default precision alone).
   """
-  todo = list(runs(configs, variants, dtypes, precisions))
+  todo = list(runs(configs, variants, dtypes, precisions, impl))
   if not todo:
     print(
         "verify: nothing to run: `window` needs `--window` < `--seq-len`,"
@@ -361,7 +385,7 @@ def verify_all(
   progress = tqdm.tqdm(todo, file=sys.stderr, unit="run")
   for config, variant, dtype, precision in progress:
     progress.set_description(f"{config.name} {variant} {dtype} {precision}")
-    rows.append(verify_one(config, variant, dtype, logit_std, precision))
+    rows.append(verify_one(config, variant, dtype, logit_std, precision, impl))
     progress.write(table_row(rows[-1]), file=sys.stderr)
   if json_path == "-":
     print(json.dumps(report(rows, environment), indent=1))
@@ -436,6 +460,15 @@ def add_arguments(parser: argparse.ArgumentParser):
         help=f"override the configurations' {what}",
     )
   parser.add_argument(
+      "--impl",
+      choices=IMPLEMENTATIONS,
+      default="triton",
+      help="the op verified: triton (this package's), or default (what"
+      " tokamax.dot_product_attention runs with no implementation named: on"
+      " Hopper, Mosaic GPU's forward with the VJP use_triton_vjp picks; no"
+      " sharded rows)",
+  )
+  parser.add_argument(
       "--logit-std",
       type=float,
       help="standard deviation of the pre-cap logits (default: the cap)",
@@ -456,6 +489,7 @@ def main(
     precisions: Sequence[str] = tuple(PRECISIONS),
     *,
     size: str = "auto",
+    impl: str = "triton",
     logit_std: float | None = None,
     json_path: str | None = None,
     **overrides: int | float | None,
@@ -470,6 +504,7 @@ def main(
     precisions: Keys of `PRECISIONS`, for the bf16 rows.
     size: `"full"`, `"cpu"` (reduced for the Pallas interpreter, see
       `harness.cpu_sized`) or `"auto"` (`"cpu"` without a GPU).
+    impl: Of `IMPLEMENTATIONS`: the op verified.
     logit_std: Standard deviation of the pre-cap logits; default the cap.
     json_path: Also write `report` there (`"-"`: to stdout, instead of the
       table).
@@ -496,6 +531,8 @@ def main(
         dtypes,
         logit_std,
         precisions=precisions,
+        impl=impl,
         json_path=json_path,
-        environment=harness.environment() | {"device": device},
+        environment=harness.environment()
+        | {"device": device, "implementation": impl},
     )
