@@ -77,7 +77,7 @@ def test_xdist_workers_cache_in_directories_of_their_own(tmp_path):
       worker: dict(
           devices=4,  # For the sharding tests.
           cache=str(cache / worker),
-          min_compile_time=0.5,
+          min_compile_time=0,
           preallocate="false",  # GPU memory as the tests use it.
       )
       for worker in ("gw0", "gw1")
