@@ -3,25 +3,32 @@
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
 _TESTS = pathlib.Path(__file__).parent
-# What a process that imports `conftest.py` has; on the CPU backend alone,
-# whatever the machine, so that no GPU is needed.
-_PROBE = """
+# What a process that imports `conftest.py` has, as JSON.
+_SETUP = """
 import json
 import os
-import conftest
 import jax
-print(json.dumps(dict(
+setup = json.dumps(dict(
     devices=jax.device_count(),
     cache=jax.config.jax_compilation_cache_dir,
+    min_compile_time=jax.config.jax_persistent_cache_min_compile_time_secs,
     preallocate=os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"],
-)))
+))
 """
-# The variables `conftest.py` reads, which a probe sets itself or leaves
-# unset.
+# A test that writes its process's setup to `$SETUP_OUT/<worker>.json`.
+_WRITE_SETUP = _SETUP + """
+def test_setup():
+  out = os.environ["SETUP_OUT"]
+  worker = os.environ["PYTEST_XDIST_WORKER"]
+  with open(os.path.join(out, f"{worker}.json"), "w") as f:
+    f.write(setup)
+"""
+# The variables `conftest.py` reads, which a test sets itself or leaves unset.
 _SETTINGS = (
     "JAX_COMPILATION_CACHE_DIR",
     "JAX_NUM_CPU_DEVICES",
@@ -31,39 +38,62 @@ _SETTINGS = (
 )
 
 
-def test_conftest_gives_each_worker_its_own_cache():
-  cases = {
-      "main": {},
-      "gw0": {"PYTEST_XDIST_WORKER": "gw0"},
-      "gw1": {
-          "PYTEST_XDIST_WORKER": "gw1",
-          "XLA_PYTHON_CLIENT_PREALLOCATE": "true",
-      },
-  }
+def _environ(**settings):
+  """Returns this process's environment without `_SETTINGS`, with `settings`.
+
+  JAX takes the CPU alone, whatever the machine, so that no GPU is needed.
+  """
   environ = {k: v for k, v in os.environ.items() if k not in _SETTINGS}
-  probes = {
-      name: subprocess.Popen(
-          [sys.executable, "-c", _PROBE],
-          cwd=_TESTS,
-          env=environ | {"JAX_PLATFORMS": "cpu"} | env,
-          stdout=subprocess.PIPE,
-          text=True,
+  return environ | {"JAX_PLATFORMS": "cpu"} | settings
+
+
+def test_xdist_workers_cache_in_directories_of_their_own(tmp_path):
+  tests = tmp_path / "tests"
+  tests.mkdir()
+  shutil.copy(_TESTS / "conftest.py", tests)
+  (tests / "test_setup.py").write_text(_WRITE_SETUP)
+  out = tmp_path / "out"
+  out.mkdir()
+  result = subprocess.run(
+      [
+          sys.executable,
+          "-m",
+          "pytest",
+          "-q",
+          "-n",
+          "2",
+          "-p",
+          "no:cacheprovider",
+      ]
+      + ["--dist", "each", str(tests)],
+      cwd=tmp_path,
+      env=_environ(SETUP_OUT=str(out)),
+      capture_output=True,
+      text=True,
+  )
+  assert result.returncode == 0, result.stdout + result.stderr
+  cache = tmp_path / ".jax_cache"
+  assert {p.stem: json.loads(p.read_text()) for p in out.iterdir()} == {
+      worker: dict(
+          devices=4,  # For the sharding tests.
+          cache=str(cache / worker),
+          min_compile_time=0,
+          preallocate="false",  # GPU memory as the tests use it.
       )
-      for name, env in cases.items()
+      for worker in ("gw0", "gw1")
   }
-  found = {}
-  for name, probe in probes.items():
-    stdout, _ = probe.communicate()
-    assert probe.returncode == 0, name
-    found[name] = json.loads(stdout)
-  cache = _TESTS.parent / ".jax_cache"
-  assert {n: f["cache"] for n, f in found.items()} == {
-      n: str(cache / n) for n in cases
-  }
-  assert {f["devices"] for f in found.values()} == {4}
-  # Unless set already, GPU memory is allocated as the tests use it.
-  assert {n: f["preallocate"] for n, f in found.items()} == {
-      "main": "false",
-      "gw0": "false",
-      "gw1": "true",
-  }
+
+
+def test_conftest_keeps_what_is_set_already():
+  # Without xdist, `.jax_cache/main`; a preallocation setting is kept.
+  probe = subprocess.run(
+      [sys.executable, "-c", f"import conftest\n{_SETUP}\nprint(setup)"],
+      cwd=_TESTS,
+      env=_environ(XLA_PYTHON_CLIENT_PREALLOCATE="true"),
+      capture_output=True,
+      text=True,
+  )
+  assert probe.returncode == 0, probe.stderr
+  setup = json.loads(probe.stdout)
+  assert setup["cache"] == str(_TESTS.parent / ".jax_cache" / "main")
+  assert setup["preallocate"] == "true"

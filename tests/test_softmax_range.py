@@ -59,15 +59,45 @@ def _fits_unstable(cap, dtype):
   return cap <= min(60.0, math.log(finfo.max), -math.log(finfo.tiny))
 
 
+def _op_vjp(cap, dtype, softmax, variant):
+  """Returns the op's output and gradients as a function of its inputs.
+
+  Args:
+    cap: The soft cap.
+    dtype: The inputs' dtype.
+    softmax: A key of `SOFTMAX`.
+    variant: `"causal"`, or `"bias"` (with a bias; not causal).
+
+  Returns:
+    `f(q, k, v, bias, dout) -> (out, dq, dk, dv[, dbias])` (no `dbias`
+    without a bias).
+  """
+  op = tokamax_softcap.PallasTritonFlashAttention(
+      use_stable_softmax=SOFTMAX[softmax]
+  )
+  kwargs = dict(logits_soft_cap=cap, is_causal=variant == "causal")
+  if dtype == jnp.float32:  # Not TF32 on a GPU.
+    kwargs["precision"] = jax.lax.Precision.HIGHEST
+
+  def op_vjp(q, k, v, bias, dout):
+    args = (q, k, v) if bias is None else (q, k, v, bias)
+    f = lambda q, k, v, bias=None: op(q, k, v, bias=bias, **kwargs)
+    out, f_vjp = jax.vjp(f, *args)
+    return (out, *f_vjp(dout))
+
+  return op_vjp
+
+
 @pytest.mark.parametrize("variant", ["causal", "bias"])
-@pytest.mark.parametrize("softmax", list(SOFTMAX))
+@pytest.mark.parametrize("softmax", ["stable", "unstable"])
 @pytest.mark.parametrize("cap", CAPS)
 @pytest.mark.parametrize(
     "dtype", [jnp.float32, jnp.bfloat16, jnp.float16], ids=lambda d: d.__name__
 )
 def test_range_sweep(dtype, cap, softmax, variant):
   """Right value: the fp32 reference's, within `BOUNDS`, all finite; a forced
-  softmax without maximum that the dtype cannot hold raises `ValueError`."""
+  softmax without maximum that the dtype cannot hold raises `ValueError`.
+  (`auto`, the default, is one of the two: `test_auto_softmax`.)"""
   q, k, v, bias, dout = _inputs(cap, dtype, variant == "bias")
   f32 = lambda x: None if x is None else x.astype(jnp.float32)
   row_max = jnp.max(jnp.abs(reference.logits(f32(q), f32(k))), axis=(0, 1, 3))
@@ -75,20 +105,13 @@ def test_range_sweep(dtype, cap, softmax, variant):
   # within the cap to far beyond it.
   assert float(jnp.min(row_max)) <= 0.2 * cap
   assert float(jnp.max(row_max)) >= 90 * cap
-  op = tokamax_softcap.PallasTritonFlashAttention(
-      use_stable_softmax=SOFTMAX[softmax]
-  )
-  kwargs = dict(logits_soft_cap=cap, is_causal=variant == "causal")
-  if dtype == jnp.float32:  # Not TF32 on a GPU.
-    kwargs["precision"] = jax.lax.Precision.HIGHEST
-  args = (q, k, v) if bias is None else (q, k, v, bias)
-  f = lambda q, k, v, bias=None: op(q, k, v, bias=bias, **kwargs)
+  op_vjp = _op_vjp(cap, dtype, softmax, variant)
   if softmax == "unstable" and not _fits_unstable(cap, dtype):
     with pytest.raises(ValueError, match="use_stable_softmax"):
-      f(*args)
+      op_vjp(q, k, v, bias, dout)
     return
-  out, f_vjp = jax.vjp(f, *args)
-  actual = (out, *f_vjp(dout))
+  actual = op_vjp(q, k, v, bias, dout)
+  args = (q, k, v) if bias is None else (q, k, v, bias)
   mask = jnp.tri(SHAPE[1], dtype=bool) if variant == "causal" else None
   ref = lambda q, k, v, bias=None: reference.attention(
       q, k, v, bias, mask=mask, logits_soft_cap=cap
@@ -101,6 +124,28 @@ def test_range_sweep(dtype, cap, softmax, variant):
     bound = max(bound, F32_CAP_UNITS * cap * 2.0**-24)
   for a, e in zip(actual, expected):
     assert harness.relative_error(a, e) <= bound
+
+
+@pytest.mark.parametrize("variant", ["causal", "bias"])
+@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize(
+    "dtype", [jnp.float32, jnp.bfloat16, jnp.float16], ids=lambda d: d.__name__
+)
+def test_auto_softmax(dtype, cap, variant):
+  """`auto` takes the softmax without maximum where the dtype holds it, the
+  stable one elsewhere: on `test_range_sweep`'s inputs, the very program
+  (traced, not run) whose values that test checks there."""
+  inputs = _inputs(cap, dtype, variant == "bias")
+  held = "unstable" if _fits_unstable(cap, dtype) else "stable"
+  programs = {
+      softmax: str(
+          jax.make_jaxpr(_op_vjp(cap, dtype, softmax, variant))(*inputs)
+      )
+      for softmax in {"auto", "stable", held}
+  }
+  assert programs["auto"] == programs[held]
+  if held == "unstable":  # The two softmaxes are distinct programs.
+    assert programs["stable"] != programs["unstable"]
 
 
 @pytest.mark.parametrize("via_api", [False, True])
