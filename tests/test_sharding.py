@@ -19,13 +19,14 @@ import numerics  # pylint: disable=g-bad-import-order
 
 CAP = 1.0  # Inputs are N(0, 1): pre-cap logits ~N(0, 1), the largest ~5.
 
-# On the CPU, the suite's `[B, T, H, D]` `(16, 256, 16, 32)` with 8 batch
-# entries and 8 heads: the interpreter's time grows with `B * H`. Every
-# sharded axis stays a multiple of the 4 devices (2 entries or heads per
-# device; on the two-axis meshes, 2x2 devices), the sequence keeps the
-# suite's length (4 blocks of 64 queries; a quarter of it per device when
-# sharded), and the bias and mask shapes keep their broadcast axes.
-_CPU_SHAPE = (8, 256, 8, 32)
+# On the CPU, the suite's `[B, T, H, D]` `(16, 256, 16, 32)` with 4 batch
+# entries and 4 heads: the interpreter's time grows with `B * H` (with 8 and
+# 8 the file took 305 s on 2 cores, with 4 and 4 203 s; 2026-12-04). Every
+# sharded axis stays a multiple of the 4 devices (one entry or head per
+# device; on the two-axis meshes, 2x2 devices, two each), the sequence keeps
+# the suite's length (4 blocks of 64 queries; a quarter of it per device
+# when sharded), and the bias and mask shapes keep their broadcast axes.
+_CPU_SHAPE = (4, 256, 4, 32)
 # Measured on the CPU interpreter (2 cores, 2026-11-29): the other cases took
 # 25-40 s each at the suite's shape; `test_vmap` uses 8x larger inputs. It
 # runs on GPUs.
