@@ -35,7 +35,7 @@ SERIES_TEST_GROUPS = {
     "not_multiple_of_block": 7,
     "fully_masked": 9,
     "head_dim": 13,
-    "key_ranges or query_positions": 8,
+    "key_ranges or query_positions": 10,
     "wide_heads or query_ranges": 10,
     "shared_memory": 97,
     "rest": 27,

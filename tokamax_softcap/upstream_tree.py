@@ -229,7 +229,8 @@ UPSTREAM_TEST = "tokamax/_src/ops/attention/pallas_triton_test.py"
 # configs within it on five GPU generations (60), dv in a kernel of its own
 # and not (2), a shard's queries' positions as key ranges (4); in its
 # forward class,
-# `split_k` with `use_base2` (1) and with fully masked rows (2), soft capping
+# `split_k` with `use_base2` (1), with fully masked rows (2) and with key
+# ranges (2), soft capping
 # with 16-bit `logits_dtype` (2), malformed head counts and `k_start` (3),
 # and the fast exponential and soft cap (1).
 SERIES_TESTS = (
@@ -242,11 +243,11 @@ SERIES_TESTS = (
     " shared_memory or"
     " vjp_heuristics_head_dim_256_precision or heuristics_head_dim_64_128 or"
     " dv_kernel_of_its_own or query_positions))"
-    " or split_k_use_base2 or split_k_fully_masked_rows"
+    " or split_k_use_base2 or split_k_fully_masked_rows or split_k_key_ranges"
     " or tanh_clipping_logits_dtype or malformed or fast_exp"
     " or bf16_highest_precision"
 )
-NUM_SERIES_TESTS = 181
+NUM_SERIES_TESTS = 183
 _VJP_TEST_SKIP = (
     '@pytest.mark.skip(reason="Too slow for OSS regression tests.")'
 )
