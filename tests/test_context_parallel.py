@@ -22,8 +22,9 @@ HIGHEST = jax.lax.Precision.HIGHEST
 CAP = 5.0
 NUM_SHARDS = 4
 T = 256
-# 1e-6 of max|x|: the shards compute each row as the unsharded op does, but
-# for which blocks run the causal mask's diagonal (a key range instead).
+# 1e-6 of each gradient's max|x|: the shards compute each row as the
+# unsharded op does, but for which blocks run the causal mask's diagonal (a
+# key range instead) and the order in which dk and dv sum over the shards.
 SHARDED_ATOL = 1e-6
 
 
@@ -74,7 +75,7 @@ def test_sharded_equals_unsharded(mask_name, with_bias):
   )
   op = tokamax_softcap.PallasTritonFlashAttention()
   natural = jnp.arange(T)
-  zigzag = jnp.asarray(context_parallel.zigzag_positions(T, NUM_SHARDS))
+  zigzag = context_parallel.zigzag_positions(T, NUM_SHARDS)
 
   def grads(positions, **kwargs):
     """dq, dk, dv (dbias), with the queries in the order of `positions`."""
@@ -105,14 +106,47 @@ def test_sharded_equals_unsharded(mask_name, with_bias):
   expected = jax.grad(ref_loss, argnums)(q, k, v, bias)
   unsharded = grads(natural)
   numerics.assert_close_f32(unsharded, expected)
-  scale = numerics.max_abs(unsharded)
   for positions in (natural, zigzag):
-    # tokamax passes the positions of the natural layout itself.
+    # tokamax passes the positions of the natural layout itself; the zigzag
+    # one's as the docs do.
     q_indices = None if positions is natural else positions[None]
     sharded = grads(positions, q_sharding=sharding, q_indices=q_indices)
-    numerics.assert_close_f32(
-        sharded, unsharded, scale=scale, atol=SHARDED_ATOL
-    )
+    numerics.assert_close_f32(sharded, unsharded, atol=SHARDED_ATOL)
+
+
+@pytest.mark.parametrize("mask_name", ["causal", "window"])
+def test_a_shards_kernels_take_key_ranges(monkeypatch, mask_name):
+  # With `q_indices`, the forward and the VJP give their kernels key ranges
+  # by the positions, not a dense mask (which the VJP built before patch
+  # 0028) nor the rows' own causal diagonal.
+  fwd, vjp = patched.pallas_triton, patched.pallas_triton_vjp
+  seen = {}
+  decompose_mask, bwd = fwd._decompose_mask, vjp._bwd  # pylint: disable=protected-access
+
+  def spy_decompose_mask(*args, **kwargs):
+    mask, is_causal, *ranges = decompose_mask(*args, **kwargs)
+    seen["fwd"] = (mask is None, is_causal, ranges[-1] is not None)
+    return mask, is_causal, *ranges
+
+  def spy_bwd(q, k, v, bias, mask, dropout_mask, k_start, k_end, *args, **kw):
+    seen["vjp"] = (mask is None, kw["is_causal"], k_end is not None)
+    return bwd(q, k, v, bias, mask, dropout_mask, k_start, k_end, *args, **kw)
+
+  monkeypatch.setattr(fwd, "_decompose_mask", spy_decompose_mask)
+  monkeypatch.setattr(vjp, "_bwd", spy_bwd)
+  q, k, v, _, dout = numerics.random_inputs((1, T, 2, 32), 1)
+  positions = jnp.arange(T // 2, T)  # The second half of the sequence.
+  mask_kwargs, _ = _mask(mask_name, positions)
+  op = tokamax_softcap.PallasTritonFlashAttention()
+
+  def loss(q):
+    out = op(q, k, v, q_indices=positions[None], **mask_kwargs)
+    return jnp.sum(out * dout[:, T // 2 :])
+
+  jax.grad(loss)(q[:, T // 2 :])
+  # No dense mask, no causal diagonal, and key ranges (their values: the
+  # results of `test_sharded_equals_unsharded`).
+  assert seen == {"fwd": (True, False, True), "vjp": (True, False, True)}
 
 
 def _visited_blocks(positions, mask_name, block_q, block_k):

@@ -6,12 +6,11 @@ of the queries, the keys and values whole, and the chunk's positions as
 `q_indices`, by which this package's kernels bound their loops (patch 0028:
 with a causal mask or a window, a shard skips the key blocks its queries
 cannot see). In the natural layout, contiguous chunks, a causal mask leaves
-the shards unequal work: shard `i` of `n` attends to `(i + 1) / n` of the
-keys, and the step waits for the last.
+the shards unequal work: shard `i` of `n` visits `2 * i + 1` times the first
+shard's blocks, and the step waits for the last.
 
-The zigzag layout (as in ring-attention implementations, e.g. Brandon et
-al., "Striped Attention", arXiv:2311.09431, and Llama 3's context
-parallelism, arXiv:2407.21783) cuts the sequence into `2 * n` chunks and
+The zigzag layout (as in Llama 3's context parallelism, arXiv:2407.21783)
+cuts the sequence into `2 * n` chunks and
 gives shard `i` chunks `i` and `2 * n - 1 - i`: with a causal mask every
 shard attends to the same number of key blocks (when a chunk's length is a
 multiple of the kernels' query block). Permute the queries (and whatever is
@@ -38,7 +37,7 @@ from jaxtyping import Array, Int  # pylint: disable=g-multiple-import,g-importin
 import numpy as np
 
 
-def zigzag_positions(seq_len: int, num_shards: int) -> Int[np.ndarray, "T"]:
+def zigzag_positions(seq_len: int, num_shards: int) -> Int[Array, "T"]:
   """Returns the positions of the zigzag layout's rows, in its order.
 
   Row `j` of the layout holds position `zigzag_positions(...)[j]`: shard `i`
@@ -62,14 +61,14 @@ def zigzag_positions(seq_len: int, num_shards: int) -> Int[np.ndarray, "T"]:
     )
   chunks = np.arange(seq_len).reshape(2 * num_shards, -1)
   order = [c for i in range(num_shards) for c in (i, 2 * num_shards - 1 - i)]
-  return chunks[order].reshape(-1)
+  return jnp.asarray(chunks[order].reshape(-1), jnp.int32)
 
 
 def to_zigzag(x: Array, num_shards: int, axis: int = -3) -> Array:
   """Returns `x` with its `axis` (the sequence) in the zigzag layout.
 
   Args:
-    x: E.g. queries `[*B, T, H, D]` (`axis=-3`), or `k_start` `[*B, h, T]`
+    x: E.g. queries `[*B, T, H, D]` (`axis=-3`), or `k_start` `[*B, H, T]`
       (`axis=-1`).
     num_shards: As `zigzag_positions`.
     axis: The sequence axis of `x`.
@@ -77,8 +76,7 @@ def to_zigzag(x: Array, num_shards: int, axis: int = -3) -> Array:
   Raises:
     ValueError: as `zigzag_positions`, for the length of `axis`.
   """
-  positions = zigzag_positions(x.shape[axis], num_shards)
-  return jnp.take(x, jnp.asarray(positions), axis=axis)
+  return jnp.take(x, zigzag_positions(x.shape[axis], num_shards), axis=axis)
 
 
 def from_zigzag(x: Array, num_shards: int, axis: int = -3) -> Array:
@@ -89,5 +87,5 @@ def from_zigzag(x: Array, num_shards: int, axis: int = -3) -> Array:
   Raises:
     ValueError: as `zigzag_positions`, for the length of `axis`.
   """
-  positions = zigzag_positions(x.shape[axis], num_shards)
+  positions = np.asarray(zigzag_positions(x.shape[axis], num_shards))
   return jnp.take(x, jnp.asarray(np.argsort(positions)), axis=axis)
