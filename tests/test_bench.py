@@ -3,8 +3,10 @@
 import csv
 import dataclasses
 import json
+import re
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from tokamax._src.ops.attention import base
 from tokamax_softcap import bench
@@ -309,3 +311,138 @@ def test_mask_is_the_one_named(name, t):
   else:
     assert jnp.array_equal(actual[0], expected)
     assert shape.attended_pairs() == int(jnp.sum(expected))
+
+
+@pytest.mark.parametrize("layout", bench.LAYOUTS)
+def test_shards_split_the_queries_and_their_work(layout):
+  whole = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
+  shards = [
+      dataclasses.replace(whole, shards=4, shard=i, layout=layout)
+      for i in range(4)
+  ]
+  positions = [s.positions() for s in shards]
+  assert sorted(np.concatenate(positions).tolist()) == list(range(1024))
+  pairs = [s.attended_pairs() for s in shards]
+  assert sum(pairs) == whole.attended_pairs() == 1024 * 1025 // 2
+  if layout == "zigzag":  # Chunks i and 7 - i of 128: equal causal work.
+    assert positions[1][:2].tolist() == [128, 129]
+    assert positions[1][128:130].tolist() == [768, 769]
+    assert len(set(pairs)) == 1
+  else:  # Shard i's queries see 256 * i + 1 to 256 * (i + 1) keys.
+    assert positions[1][[0, -1]].tolist() == [256, 511]
+    assert pairs == [256 * (512 * i + 257) // 2 for i in range(4)]
+  # q, out, dout, dq: 256 of the 1024 rows, 8 heads; k, v, dk, dv: 4 heads;
+  # 16 batch elements (16384 tokens), bf16.
+  assert shards[0].io_bytes() == 16 * 64 * (4 * 8 * 256 + 4 * 4 * 1024) * 2
+  assert str(shards[3]).endswith(f" causal shard 3/4 {layout}")
+
+
+@pytest.mark.parametrize("layout", bench.LAYOUTS)
+@pytest.mark.parametrize("name", bench.MASKS)
+def test_shard_mask_is_the_whole_masks_rows(name, layout):
+  t = 1024
+  whole = bench.Shape(seq_len=t, head_dim=64, heads="gqa", mask=name)
+  shard = dataclasses.replace(whole, shards=4, shard=1, layout=layout)
+  kwargs = shard.mask_kwargs()
+  rows = shard.positions()
+  assert jnp.array_equal(kwargs.pop("q_indices"), rows[None])
+  mask = kwargs.get("mask", base.Mask())
+  if isinstance(mask, base.CausalMask):
+    mask = base.Mask(causal_mask=mask)
+  if kwargs.get("is_causal"):
+    mask &= base.CausalMask()
+  whole_mask = whole.mask_kwargs().get("mask", base.Mask())
+  if isinstance(whole_mask, base.CausalMask):
+    whole_mask = base.Mask(causal_mask=whole_mask)
+  if whole.mask_kwargs().get("is_causal"):
+    whole_mask &= base.CausalMask()
+  actual = mask.as_array(jnp.asarray(rows), t)
+  if name == "full":
+    assert actual is None
+    assert shard.attended_pairs() == len(rows) * t
+  else:
+    expected = whole_mask.as_array(t, t)[0][rows]
+    assert jnp.array_equal(actual[0], expected)
+    assert shard.attended_pairs() == int(jnp.sum(expected))
+
+
+def test_shards_table_takes_the_slowest_shard():
+  def result(ms, mem, shard=None, layout="natural"):
+    shape = bench.Shape(
+        seq_len=8192,
+        head_dim=256,
+        heads="gqa",
+        mask="causal",
+        shards=2,
+        shard=shard,
+        layout=layout,
+    )
+    return bench.Result(
+        shape=str(shape),
+        seq_len=8192,
+        head_dim=256,
+        heads="gqa",
+        mask="causal",
+        implementation="ours",
+        fwd_ms=1.0,
+        fwd_bwd_ms=ms,
+        peak_memory_mb=1.0,
+        memory_ratio=mem,
+        fwd_flop=shape.fwd_flop(),
+        shards=2,
+        shard=shard,
+        layout=layout,
+    )
+
+  results = [
+      result(10.0, 1.1),
+      result(3.0, 1.2, 0),
+      result(7.5, 1.3, 1),
+      result(5.5, 1.25, 0, "zigzag"),
+      result(5.0, 1.2, 1, "zigzag"),
+  ]
+  lines = bench.shards_table(results).splitlines()
+  assert lines[2:] == [
+      "| B2 T8192 H8/4 D256 causal | ours | natural | 10.00 | 3.00 / 7.50 |"
+      " 0.750 | 1.30 |",
+      "| B2 T8192 H8/4 D256 causal | ours | zigzag | 10.00 | 5.50 / 5.00 |"
+      " 0.550 | 1.25 |",
+  ]
+  # The whole sequence's table leaves the shards out.
+  assert len(bench.table(results).splitlines()) == 3
+  assert bench.shards_table(results[:1]) == ""
+
+
+def test_dry_run_times_each_shard(tmp_path):
+  argv = ["bench", "--dry-run", "--input-sets", "1", "--impls", "ours"]
+  argv += ["--shards", "2", "--layouts", "zigzag", "--out", str(tmp_path)]
+  assert cli.main(argv) == 0
+  results = json.loads((tmp_path / "bench.json").read_text())["results"]
+  assert [(r["mask"], r["shard"], r["layout"]) for r in results] == [
+      (m, s, l)
+      for m in ("causal", "docs-4")
+      for s, l in ((None, "natural"), (0, "zigzag"), (1, "zigzag"))
+  ]
+  for r in results:
+    assert r["error"] is None, r
+    assert r["fwd_bwd_ms"] > 0 and r["memory_ratio"] > 0
+  assert "| slowest shard / whole |" in (tmp_path / "bench.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "shards, layouts, message",
+    [
+        ("0", "natural", "--shards must be positive; got 0"),
+        ("3", "natural", "`seq_len` \\d+ is not a multiple of `shards` 3"),
+        ("3", "zigzag", "multiple of 2 \\* `num_shards` = 6; got \\d+"),
+    ],
+)
+def test_refuses_shards_that_do_not_cut_the_sequence(
+    tmp_path, capsys, shards, layouts, message
+):
+  argv = ["bench", "--shards", shards, "--layouts", layouts]
+  argv += ["--seq-lens", "8192", "--out", str(tmp_path)]
+  if interpret.is_needed():
+    argv.append("--dry-run")  # Its shapes are T128, which 3 do not cut.
+  assert cli.main(argv) == 2
+  assert re.search(f"^bench: .*{message}", capsys.readouterr().err, re.M)

@@ -16,6 +16,11 @@ backward ms of each implementation and their ratios; per result, the
 forward's and the backward's ms and TFLOP/s, counting the FLOP of the
 attended (query, key) pairs only (`Shape.fwd_flop`).
 
+With `shards > 1`, a shape is also timed as the devices of a query-sharded
+call would run it (tokamax's `q_sharding`, see `context_parallel`): each
+shard's queries, with their global positions as `q_indices`, against all the
+keys; a third table gives the slowest shard's time over the unsharded call's.
+
 Implementations: this package's op with the cap (`ours`, which with a cap of
 at most 60 uses the unstable softmax), the same with the stable softmax
 forced (`ours-stable`: so `ours-stable / ours-nocap` is the cost of the cap
@@ -51,6 +56,7 @@ from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic_gpu
 import tokamax_softcap
 from tokamax_softcap import cli_types
+from tokamax_softcap import context_parallel
 from tokamax_softcap import harness
 from tokamax_softcap import interpret
 from tokamax_softcap import registration
@@ -97,6 +103,9 @@ CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # documents of equal length packed into each sequence (`k_start`).
 MASKS = ("causal", "full", "window-1024", "window-4096", "docs-4")
 DEFAULT_MASKS = ("causal", "full")
+# How the query sequence is cut into shards: contiguous chunks, or
+# `context_parallel`'s zigzag layout.
+LAYOUTS = ("natural", "zigzag")
 MODES = {"fwd": "forward", "fwd+bwd": "forward_and_vjp"}
 # The backward's FLOP over the forward's: its five matmuls against two (the
 # convention of FlashAttention-2's benchmarks, Dao 2023, arXiv:2307.08691).
@@ -119,13 +128,21 @@ DRY_RUN_NOTE = (
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Shape:
-  """One point of the sweep: `[batch, seq_len, heads, head_dim]` queries."""
+  """One point of the sweep: `[batch, seq_len, heads, head_dim]` queries.
+
+  With `shard` set, the point is that shard's part of a query-sharded call:
+  its `seq_len // shards` queries (`positions`), passed with their global
+  positions as `q_indices`, against all `seq_len` keys.
+  """
 
   seq_len: int
   head_dim: int
   heads: str
   mask: str  # One of `MASKS`.
   batch: int = 0  # 0: `TOKENS_PER_CALL // seq_len` (at least 1).
+  shards: int = 1
+  shard: int | None = None  # In `range(shards)`; None: the whole sequence.
+  layout: str = "natural"  # One of `LAYOUTS`.
 
   @property
   def num_heads(self) -> tuple[int, int]:
@@ -135,40 +152,66 @@ class Shape:
   def batch_size(self) -> int:
     return self.batch or max(1, TOKENS_PER_CALL // self.seq_len)
 
+  def positions(self) -> np.ndarray:
+    """Returns the global positions of the queries this point runs, in order.
+
+    Raises:
+      ValueError: if `seq_len` is not a multiple of `shards` (of `2 * shards`
+        for the zigzag layout).
+    """
+    t = self.seq_len
+    if self.shard is None:
+      return np.arange(t)
+    if self.layout == "zigzag":
+      order = np.asarray(context_parallel.zigzag_positions(t, self.shards))
+    elif t % self.shards:
+      raise ValueError(
+          f"`seq_len` {t} is not a multiple of `shards` {self.shards}."
+      )
+    else:
+      order = np.arange(t)
+    rows = t // self.shards
+    return order[self.shard * rows : (self.shard + 1) * rows]
+
   def mask_kwargs(self) -> dict[str, Any]:
-    """Returns the attention op's mask arguments for `mask`."""
+    """Returns the attention op's mask arguments for `mask` (and the shard)."""
     kind, _, size = self.mask.partition("-")
     if kind == "causal":
-      return dict(is_causal=True)
-    if kind == "full":
-      return {}
-    if kind == "window":
-      return dict(mask=base.CausalMask(window_size=int(size)))
-    if kind == "docs":
+      kwargs = dict(is_causal=True)
+    elif kind == "full":
+      kwargs = {}
+    elif kind == "window":
+      kwargs = dict(mask=base.CausalMask(window_size=int(size)))
+    elif kind == "docs":
       doc_len = self.seq_len // int(size)
-      k_start = jnp.arange(self.seq_len) // doc_len * doc_len
-      return dict(mask=base.Mask(k_start=k_start, is_causal=True))
-    raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
+      k_start = self.positions() // doc_len * doc_len
+      kwargs = dict(
+          mask=base.Mask(k_start=jnp.asarray(k_start), is_causal=True)
+      )
+    else:
+      raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
+    if self.shard is not None:
+      kwargs["q_indices"] = jnp.asarray(self.positions(), jnp.int32)[None]
+    return kwargs
 
   def attended_pairs(self) -> int:
     """Returns how many (query, key) pairs `mask` lets attend.
 
-    Per batch element and query head.
+    Per batch element and query head, over the queries of `positions`.
     """
-    t = self.seq_len
+    p = self.positions()
     kind, _, size = self.mask.partition("-")
-    triangle = lambda n: n * (n + 1) // 2
     if kind == "full":
-      return t * t
-    if kind == "causal":
-      return triangle(t)
-    if kind == "window":
-      window = min(int(size), t)
-      return triangle(window) + (t - window) * window
-    if kind == "docs":  # As `mask_kwargs`: a shorter last one if T % N > 0.
-      doc_len = t // int(size)
-      return t // doc_len * triangle(doc_len) + triangle(t % doc_len)
-    raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
+      keys = np.full_like(p, self.seq_len)
+    elif kind == "causal":
+      keys = p + 1
+    elif kind == "window":
+      keys = np.minimum(p + 1, int(size))
+    elif kind == "docs":  # As `mask_kwargs`: a shorter last one if T % N > 0.
+      keys = p % (self.seq_len // int(size)) + 1
+    else:
+      raise ValueError(f"Unknown mask {self.mask!r}; one of {MASKS}.")
+    return int(keys.sum())
 
   def fwd_flop(self) -> int:
     """Returns the forward's FLOP: `q @ k.T` and `p @ v` over attended pairs.
@@ -182,18 +225,30 @@ class Shape:
   def io_bytes(self, dtype=jnp.bfloat16) -> int:
     """Bytes of q, k, v, out, dout, dq, dk, dv (the memory target's unit).
 
+    q, out, dout and dq of the queries of `positions`; k, v, dk and dv of all
+    the keys (a shard's are the gathered ones, and its partial dk and dv).
     (The benchmark reuses `out` as the cotangent `dout`; the unit counts both,
     as training holds both.)
     """
     hq, hk = self.num_heads
-    per_head = self.batch_size * self.seq_len * self.head_dim
-    return per_head * (4 * hq + 4 * hk) * jnp.dtype(dtype).itemsize
+    per_head = self.batch_size * self.head_dim
+    rows = len(self.positions())
+    return (
+        per_head
+        * (4 * hq * rows + 4 * hk * self.seq_len)
+        * (jnp.dtype(dtype).itemsize)
+    )
 
   def __str__(self) -> str:
     hq, hk = self.num_heads
+    shard = (
+        ""
+        if self.shard is None
+        else f" shard {self.shard}/{self.shards} {self.layout}"
+    )
     return (
         f"B{self.batch_size} T{self.seq_len} H{hq}/{hk} D{self.head_dim}"
-        f" {self.mask}"
+        f" {self.mask}{shard}"
     )
 
 
@@ -213,6 +268,9 @@ class Result:
   memory_ratio: float | None  # Peak memory over `Shape.io_bytes`.
   fwd_flop: int  # `Shape.fwd_flop`.
   error: str | None = None
+  shards: int = 1  # As `Shape`'s.
+  shard: int | None = None
+  layout: str = "natural"
 
 
 def sweep(
@@ -220,20 +278,35 @@ def sweep(
     head_dims: Sequence[int] = HEAD_DIMS,
     heads: Sequence[str] = DEFAULT_HEADS,
     masks: Sequence[str] = DEFAULT_MASKS,
+    shards: int = 1,
+    layouts: Sequence[str] = LAYOUTS,
 ) -> list[Shape]:
-  """Returns the shapes of the sweep (the full one by default)."""
-  return [
-      Shape(seq_len=t, head_dim=d, heads=h, mask=m)
-      for t in seq_lens
-      for d in head_dims
-      for h in heads
-      for m in masks
-  ]
+  """Returns the shapes of the sweep (the full one by default).
+
+  With `shards > 1`, each shape is followed by its shards' points, shard by
+  shard, for each of `layouts`.
+  """
+  shapes = []
+  for t in seq_lens:
+    for d in head_dims:
+      for h in heads:
+        for m in masks:
+          whole = Shape(seq_len=t, head_dim=d, heads=h, mask=m, shards=shards)
+          shapes.append(whole)
+          if shards > 1:
+            shapes += [
+                dataclasses.replace(whole, shard=i, layout=layout)
+                for layout in layouts
+                for i in range(shards)
+            ]
+  return shapes
 
 
-def dry_run_shapes() -> list[Shape]:
+def dry_run_shapes(
+    shards: int = 1, layouts: Sequence[str] = LAYOUTS
+) -> list[Shape]:
   """Returns tiny shapes that exercise every code path, e.g. on a CPU."""
-  shapes = sweep((128,), (32,), ("gqa",), ("causal", "docs-4"))
+  shapes = sweep((128,), (32,), ("gqa",), ("causal", "docs-4"), shards, layouts)
   return [dataclasses.replace(s, batch=1) for s in shapes]
 
 
@@ -283,6 +356,16 @@ def _inputs(shape: Shape, dtype, num_sets: int) -> list[tuple[jax.Array, ...]]:
     v = jax.random.normal(keys[2], (b, t, hk, d), dtype)
     sets.append((q, k, v))
   return sets
+
+
+def _shard_inputs(
+    shape: Shape, sets: Sequence[tuple[jax.Array, ...]]
+) -> list[tuple[jax.Array, ...]]:
+  """Returns `sets` with only the queries of `shape.positions()`."""
+  if shape.shard is None:
+    return list(sets)
+  rows = jnp.asarray(shape.positions())
+  return [(q[:, rows], k, v) for q, k, v in sets]
 
 
 def _time(
@@ -349,8 +432,11 @@ def run(
     A `Result` per implementation and shape; one that failed (e.g. out of
     memory) has its `error` set and no timings.
   """
+  whole, whole_sets = None, []
   for shape in shapes:
-    sets = _inputs(shape, dtype, input_sets)
+    if whole != (w := dataclasses.replace(shape, shard=None, layout="natural")):
+      whole, whole_sets = w, _inputs(w, dtype, input_sets)
+    sets = _shard_inputs(shape, whole_sets)
     for name in implementations:
       op, kwargs = _implementation(name)
       common = dict(
@@ -361,6 +447,9 @@ def run(
           mask=shape.mask,
           implementation=name,
           fwd_flop=shape.fwd_flop(),
+          shards=shape.shards,
+          shard=shape.shard,
+          layout=shape.layout,
       )
       try:
         fwd_ms, _ = _time(op, kwargs, shape, "fwd", sets, reps)
@@ -399,10 +488,13 @@ def table(results: Sequence[Result]) -> str:
   """Returns a markdown table: one row per shape, fwd+bwd ms and ratios.
 
   The times and ratios are of forward + backward (`Result.fwd_bwd_ms`); the
-  forward's alone are in the JSON and CSV.
+  forward's alone are in the JSON and CSV. Shards' results are left to
+  `shards_table`.
   """
   by_shape: dict[str, dict[str, Result]] = {}
   for r in results:
+    if r.shard is not None:
+      continue
     by_shape.setdefault(r.shape, {})[r.implementation] = r
   names = [n for n in IMPLEMENTATIONS if any(n in v for v in by_shape.values())]
   ms = (
@@ -428,6 +520,46 @@ def table(results: Sequence[Result]) -> str:
     cells = " | ".join(ms(impls.get(n)) for n in names)
     ratios = " | ".join(_ratio(timed, n, d) for n, d in RATIOS)
     lines.append(f"| {shape} | {cells} | {ratios} | {mem} |")
+  return "\n".join(lines)
+
+
+def shards_table(results: Sequence[Result]) -> str:
+  """Returns a markdown table of the shards' results, or "" if none.
+
+  One row per shape, implementation and layout: the whole sequence's
+  forward + backward ms, each shard's, the slowest shard's over the whole
+  sequence's (ideal: `1 / shards`), and the slowest shard's peak memory over
+  its `Shape.io_bytes`.
+  """
+  key = lambda r: (r.shape.split(" shard ")[0], r.implementation)
+  whole = {key(r): r for r in results if r.shard is None}
+  groups: dict[tuple[str, str, str], list[Result]] = {}
+  for r in results:
+    if r.shard is not None:
+      groups.setdefault(key(r) + (r.layout,), []).append(r)
+  if not groups:
+    return ""
+  ms = lambda r: "—" if r.fwd_bwd_ms is None else f"{r.fwd_bwd_ms:.2f}"
+  lines = [
+      "| shape | implementation | layout | whole fwd+bwd (ms) | shards'"
+      " fwd+bwd (ms) | slowest shard / whole | slowest shard's peak mem /"
+      " io |",
+      "|---" * 7 + "|",
+  ]
+  for (shape, name, layout), shards in groups.items():
+    shards = sorted(shards, key=lambda r: r.shard)
+    w = whole.get((shape, name))
+    timed = [r for r in shards if r.fwd_bwd_ms is not None]
+    slowest = max(timed, key=lambda r: r.fwd_bwd_ms) if timed else None
+    ratio = mem = "—"
+    if slowest and len(timed) == len(shards):
+      if w and w.fwd_bwd_ms:
+        ratio = f"{slowest.fwd_bwd_ms / w.fwd_bwd_ms:.3f}"
+      mem = f"{slowest.memory_ratio:.2f}"
+    lines.append(
+        f"| {shape} | {name} | {layout} | {ms(w) if w else '—'} |"
+        f" {' / '.join(ms(r) for r in shards)} | {ratio} | {mem} |"
+    )
   return "\n".join(lines)
 
 
@@ -461,13 +593,14 @@ def plot(results: Sequence[Result], path: str):
   """Writes a PNG: fwd+bwd time vs T per implementation, and the cap overhead.
 
   One panel pair (time above, the cap's cost below) per (head_dim, heads,
-  mask) group, `PLOT_COLUMNS` pairs to a row.
+  mask) group, `PLOT_COLUMNS` pairs to a row; whole sequences only.
   """
   import matplotlib  # pylint: disable=g-import-not-at-top
 
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
+  results = [r for r in results if r.shard is None]
   groups = sorted({(r.head_dim, r.heads, r.mask) for r in results})
   columns = min(len(groups), PLOT_COLUMNS)
   rows = -(-len(groups) // columns)
@@ -547,11 +680,13 @@ def write_report(
     writer.writeheader()
     writer.writerows(rows)
   header = ", ".join(f"{k} {v}" for k, v in environment.items())
-  if dry_run:
-    markdown = f"{DRY_RUN_NOTE}\n\n{header}\n\n{table(results)}\n"
-  else:
-    markdown = f"{header}\n\n{table(results)}\n\n{throughput_table(results)}\n"
-  paths[2].write_text(markdown)
+  tables = [table(results), shards_table(results)]
+  if not dry_run:
+    tables.append(throughput_table(results))
+  markdown = "\n\n".join(
+      ([DRY_RUN_NOTE] if dry_run else []) + [header] + [t for t in tables if t]
+  )
+  paths[2].write_text(markdown + "\n")
   plot(results, str(paths[3]))
   return paths
 
@@ -648,6 +783,18 @@ def add_arguments(parser: argparse.ArgumentParser):
       help=f"masks, of {','.join(MASKS)}",
   )
   parser.add_argument(
+      "--shards",
+      type=int,
+      default=1,
+      help="also time each shard of the query sequence cut into this many"
+      " (its queries, with their positions, against all keys)",
+  )
+  parser.add_argument(
+      "--layouts",
+      **cli_types.comma_separated(LAYOUTS, LAYOUTS),
+      help=f"with --shards: how the sequence is cut, of {','.join(LAYOUTS)}",
+  )
+  parser.add_argument(
       "--impls",
       **cli_types.comma_separated(IMPLEMENTATIONS),
       help="implementations (those the device lacks are skipped, with a"
@@ -686,6 +833,8 @@ def main(
     head_dims: Sequence[int] = HEAD_DIMS,
     heads: Sequence[str] = DEFAULT_HEADS,
     masks: Sequence[str] = DEFAULT_MASKS,
+    shards: int = 1,
+    layouts: Sequence[str] = LAYOUTS,
     impls: Sequence[str] = IMPLEMENTATIONS,
     reps: int = REPS,
     input_sets: int = INPUT_SETS,
@@ -699,6 +848,8 @@ def main(
     head_dims: Head dims of the sweep.
     heads: Keys of `HEADS`.
     masks: Of `MASKS`.
+    shards: With more than 1, each shape's shards are timed too (`sweep`).
+    layouts: Of `LAYOUTS`, with `shards > 1`.
     impls: Of `IMPLEMENTATIONS` (see `benchmark`).
     reps: Timed rounds, at least `MIN_REPS`.
     input_sets: Input sets, each timed once per round.
@@ -708,8 +859,9 @@ def main(
       the numbers mean nothing, the code paths are exercised.
 
   Returns:
-    The exit code: 0; 2 if nothing ran, if `reps < MIN_REPS`, or without a
-    GPU unless `dry_run` (interpreted timings mean nothing); 130 if
+    The exit code: 0; 2 if nothing ran, if `reps < MIN_REPS`, if a
+    sequence length cannot be cut into `shards` (`2 * shards` for the zigzag
+    layout), or without a GPU unless `dry_run` (interpreted timings mean nothing); 130 if
     interrupted (see `benchmark`).
   """
   if interpret.is_needed() and not dry_run:
@@ -718,6 +870,9 @@ def main(
         " Use --dry-run to exercise the benchmark at tiny sizes.",
         file=sys.stderr,
     )
+    return 2
+  if shards < 1:
+    print(f"bench: --shards must be positive; got {shards}.", file=sys.stderr)
     return 2
   if dry_run:
     sweep_options = dict(
@@ -728,7 +883,7 @@ def main(
         reps=((reps,), (REPS,)),
     )
     # It exercises this package's code; Mosaic GPU's kernels are left out.
-    shapes, reps = dry_run_shapes(), DRY_RUN_REPS
+    shapes, reps = dry_run_shapes(shards, layouts), DRY_RUN_REPS
     impls = [n for n in impls if n not in MOSAIC_GPU_IMPLEMENTATIONS]
     print(f"bench: {DRY_RUN_NOTE}", file=sys.stderr)
     if ignored := [
@@ -745,7 +900,13 @@ def main(
     print(f"bench: --reps must be at least {MIN_REPS}.", file=sys.stderr)
     return 2
   else:
-    shapes = sweep(seq_lens, head_dims, heads, masks)
+    shapes = sweep(seq_lens, head_dims, heads, masks, shards, layouts)
+  try:
+    for shape in shapes:
+      shape.positions()
+  except ValueError as e:
+    print(f"bench: --shards {shards}: {e}", file=sys.stderr)
+    return 2
   with interpret.if_needed():
     return benchmark(
         shapes,
