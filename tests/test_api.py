@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import qwix
 import tokamax
+from tokamax._src import gpu_utils
 from tokamax._src.ops.attention import api
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic_gpu
@@ -89,10 +90,11 @@ def test_replace_and_upstream_configs_keep_working():
 )
 def test_forward_configs_are_the_series(shape, dtype):
   # The op's heuristics and autotuning space are the patched module's: for
-  # head_dim 512 in bf16 the series picks one stage (upstream two, which do
-  # not fit in a Hopper GPU's shared memory). (The series does not change the
-  # forward's autotuning space: that comparison guards the delegation only
-  # against a later change.)
+  # head_dim 512 in bf16 upstream picks 64x64 blocks with two stages, which do
+  # not fit in a Hopper GPU's shared memory; the series picks 32x32 blocks
+  # with two stages on Hopper (patch 0027), one stage elsewhere (patch 0025).
+  # (The series does not change the forward's autotuning space: that
+  # comparison guards the delegation only against a later change.)
   q = jnp.zeros(shape, dtype)
   ours = tokamax_softcap.PallasTritonFlashAttention()
   series = patched.pallas_triton.PallasTritonFlashAttention()
@@ -106,9 +108,17 @@ def test_forward_configs_are_the_series(shape, dtype):
       for c in series._get_autotuning_configs(ba)  # pylint: disable=protected-access
   }
   if shape[-1] == 512:
-    assert ba.heuristics_config.num_stages == 1
+    config = ba.heuristics_config
+    if gpu_utils.is_sm90():
+      assert (config.block_q, config.block_k, config.num_stages) == (32, 32, 2)
+    else:
+      assert config.num_stages == 1
     upstream_config = upstream.PallasTritonFlashAttention()._get_heuristics_config(ba)  # pylint: disable=protected-access
-    assert upstream_config.num_stages == 2
+    assert (
+        upstream_config.block_q,
+        upstream_config.block_k,
+        upstream_config.num_stages,
+    ) == (64, 64, 2)
 
 
 @pytest.mark.parametrize(

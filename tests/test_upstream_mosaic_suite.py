@@ -25,9 +25,9 @@ if not gpu_utils.has_mosaic_gpu_support():
 # Upstream marks its class `skip` for open-source runs ("Too slow for OSS
 # regression tests"), and pytest gives a class the marks of its bases: this
 # module is where the class runs, so the mark goes (in this process only).
-_UPSTREAM = pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest
-if "pytestmark" in vars(_UPSTREAM):
-  del _UPSTREAM.pytestmark
+# (Not bound to a name here, where pytest would collect upstream's class.)
+if "pytestmark" in vars(pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest):
+  del pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest.pytestmark
 
 
 def _op() -> tokamax_softcap.PallasMosaicGpuFlashAttention:
@@ -49,8 +49,22 @@ class MosaicGpuWithFasterVjpTest(
   def __init__(self, *args):
     super().__init__(*args, attention_fn=_op())
 
+  def _test_op_parameters(self, use_stable_softmax, rescale_threshold):
+    # Without a cap, the softmax without a running maximum can overflow:
+    # this op refuses it (as our Pallas-Triton op does) where tokamax's runs.
+    if use_stable_softmax:
+      super()._test_op_parameters(use_stable_softmax, rescale_threshold)
+    else:
+      with self.assertRaisesRegex(ValueError, "use_stable_softmax=False"):
+        super()._test_op_parameters(use_stable_softmax, rescale_threshold)
+
 
 class MosaicGpuWithFasterVjpSoftCapTest(
     test_upstream_suite_soft_cap.SoftCapSuite, MosaicGpuWithFasterVjpTest
 ):
-  pass
+
+  def _test_op_parameters(self, use_stable_softmax, rescale_threshold):
+    # With the cap, both softmaxes run (`CAP` fits every dtype's weights).
+    pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest._test_op_parameters(  # pylint: disable=protected-access
+        self, use_stable_softmax, rescale_threshold
+    )
