@@ -9,11 +9,15 @@ Mosaic GPU's kernels have no CPU interpreter: without a GPU that runs them,
 the module is skipped.
 """
 
+import re
+from unittest import mock
+
 import jax.numpy as jnp
 import pytest
 from tokamax._src import gpu_utils
 from tokamax._src.ops.attention import pallas_mosaic_gpu_test
 from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp
+from tokamax._src.ops.attention import test_base
 import tokamax_softcap
 import test_upstream_suite_soft_cap  # pylint: disable=g-bad-import-order
 
@@ -26,8 +30,24 @@ if not gpu_utils.has_mosaic_gpu_support():
 # regression tests"), and pytest gives a class the marks of its bases: this
 # module is where the class runs, so the mark goes (in this process only).
 # (Not bound to a name here, where pytest would collect upstream's class.)
-if "pytestmark" in vars(pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest):
+if "pytestmark" in vars(
+    pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest
+):
   del pallas_mosaic_gpu_test.PallasMosaicGpuFlashAttentionTest.pytestmark
+
+
+# The cases in which tokamax's own Mosaic GPU op (`PallasMosaicGpuFlashAttention`
+# with its VJP, in upstream's class) exceeds the class's tolerances, on an
+# H200 with jax 0.11.2 (results/h200-2026-12-04-default-chain.md): outputs
+# by up to 0.0097 with the cap (`atol` 0.0045; ours run the same forward
+# kernels and differ by as much), gradients by up to 0.0203 (0.009; ours by
+# up to 0.0141). Here they take `ATOL` and upstream's own `atol_grads` of
+# its causal case.
+_UPSTREAM_OP_EXCEEDS = re.compile(
+    r"test_(mask_api\d+|local_attention_mask|causal_mask_[kq]_indices)$"
+)
+ATOL = 0.01
+ATOL_GRADS = 0.025
 
 
 def _op() -> tokamax_softcap.PallasMosaicGpuFlashAttention:
@@ -49,6 +69,13 @@ class MosaicGpuWithFasterVjpTest(
   def __init__(self, *args):
     super().__init__(*args, attention_fn=_op())
 
+  def _run_test_with_inputs(self, *args, **kwargs):
+    if _UPSTREAM_OP_EXCEEDS.match(self._testMethodName):
+      with test_base.override_test_args(atol=ATOL, atol_grads=ATOL_GRADS):
+        super()._run_test_with_inputs(*args, **kwargs)
+    else:
+      super()._run_test_with_inputs(*args, **kwargs)
+
   def _test_op_parameters(self, use_stable_softmax, rescale_threshold):
     # Without a cap, the softmax without a running maximum can overflow:
     # this op refuses it (as our Pallas-Triton op does) where tokamax's runs.
@@ -62,6 +89,14 @@ class MosaicGpuWithFasterVjpTest(
 class MosaicGpuWithFasterVjpSoftCapTest(
     test_upstream_suite_soft_cap.SoftCapSuite, MosaicGpuWithFasterVjpTest
 ):
+
+  def test_normalize_output(self):
+    # Unnormalized, the output is `exp(s - m) @ v` with the residual `m`: the
+    # row's maximum with the stable softmax, as the case's reference takes
+    # it; 0 without a running maximum, which `AUTO` picks for this `CAP`.
+    stable = self._attention_fn.replace(use_stable_softmax=True)
+    with mock.patch.object(self, "_attention_fn", stable):
+      super().test_normalize_output()
 
   def _test_op_parameters(self, use_stable_softmax, rescale_threshold):
     # With the cap, both softmaxes run (`CAP` fits every dtype's weights).

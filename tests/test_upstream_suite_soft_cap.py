@@ -18,6 +18,8 @@ pre-cap logit is at least 3x the cap.
 from unittest import mock
 
 from flax import linen as nn
+import jax
+import jax.numpy as jnp
 from tokamax_softcap import reference
 import test_upstream_suite  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order
@@ -44,6 +46,22 @@ def _capped_flax_attention(
   ).astype(query.dtype)
 
 
+def _capped_unnormalized_attention(q, k, v, *, bias, mask=None, precision):
+  """Upstream's `test_normalize_output` reference, with the soft cap.
+
+  `exp(s - max(s)) @ v` over the capped logits `s` (its case passes
+  `logits_scale=1.0`, no bias and no mask), in f32.
+  """
+  del precision  # f32 throughout.
+  assert bias is None and mask is None
+  q, k, v = (x.astype(jnp.float32) for x in (q, k, v))
+  hi = jax.lax.Precision.HIGHEST
+  s = jnp.einsum("...qhd,...khd->...hqk", q, k, precision=hi)
+  s = CAP * jnp.tanh(s / CAP)
+  p = jnp.exp(s - jnp.max(s, axis=-1, keepdims=True))
+  return jnp.einsum("...hqk,...khd->...qhd", p, v, precision=hi)
+
+
 class SoftCapSuite:
   """Mixin: every case of an upstream attention test class, with the cap."""
 
@@ -54,6 +72,9 @@ class SoftCapSuite:
     else:
       impl_kwargs["logits_soft_cap"] = CAP
     kwargs["impl_kwargs"] = impl_kwargs
+    if impl_kwargs.get("normalize_output") is False:
+      # Its case passes an uncapped reference of its own.
+      kwargs["ref_impl"] = _capped_unnormalized_attention
     kwargs.setdefault("ref_impl", _capped_flax_attention)
 
     numerics.assert_cap_active(
