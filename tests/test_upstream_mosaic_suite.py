@@ -48,6 +48,7 @@ _UPSTREAM_OP_EXCEEDS = re.compile(
 )
 ATOL = 0.01
 ATOL_GRADS = 0.025
+NORMALIZE_OUTPUT_ATOL = 0.2
 
 
 def _op() -> tokamax_softcap.PallasMosaicGpuFlashAttention:
@@ -94,9 +95,15 @@ class MosaicGpuWithFasterVjpSoftCapTest(
     # Unnormalized, the output is `exp(s - m) @ v` with the residual `m`: the
     # row's maximum with the stable softmax, as the case's reference takes
     # it; 0 without a running maximum, which `AUTO` picks for this `CAP`.
+    # With `CAP = 1` a row's ~1024 weights are alike and its unnormalized
+    # output reaches ~95 (upstream's uncapped case: ~1), so the weights'
+    # bf16 rounding for `p @ v` moves it by up to 0.18 (an f32 model of that
+    # rounding alone, CPU); measured on an H200: 0.090, against upstream's
+    # `atol` of 0.02 for this case.
     stable = self._attention_fn.replace(use_stable_softmax=True)
     with mock.patch.object(self, "_attention_fn", stable):
-      super().test_normalize_output()
+      with test_base.override_test_args(atol=NORMALIZE_OUTPUT_ATOL):
+        super().test_normalize_output()
 
   def _test_op_parameters(self, use_stable_softmax, rescale_threshold):
     # With the cap, both softmaxes run (`CAP` fits every dtype's weights).
