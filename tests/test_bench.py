@@ -4,7 +4,9 @@ import csv
 import dataclasses
 import json
 import re
+import types
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -446,3 +448,23 @@ def test_refuses_shards_that_do_not_cut_the_sequence(
     argv.append("--dry-run")  # Its shapes are T128, which 3 do not cut.
   assert cli.main(argv) == 2
   assert re.search(f"^bench: .*{message}", capsys.readouterr().err, re.M)
+
+
+def test_no_peak_memory_where_the_analysis_reads_zero(monkeypatch):
+  # As for a program loaded from JAX's persistent compilation cache.
+  analysis = jax.stages.Compiled.memory_analysis
+
+  def zero_peak(self):
+    real = analysis(self)
+    return types.SimpleNamespace(
+        **{n: getattr(real, n) for n in dir(real) if n.endswith("_in_bytes")}
+        | {"peak_memory_in_bytes": 0}
+    )
+
+  monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", zero_peak)
+  shape = bench.dry_run_shapes()[0]
+  with interpret.if_needed():
+    (result,) = bench.run([shape], ["ours"], reps=1, input_sets=1)
+  assert result.error is None and result.fwd_bwd_ms > 0, result
+  assert result.peak_memory_mb is None and result.memory_ratio is None
+  assert bench.table([result]).splitlines()[2].endswith("| — |")

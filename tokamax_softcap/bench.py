@@ -11,7 +11,8 @@ warm. A round times one
 call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis
 of the compiled forward + backward (an estimate made at compile time, not a
-runtime reading). The markdown report has two tables: per shape, forward +
+runtime reading; none for a program loaded from JAX's persistent
+compilation cache, whose analysis reads 0). The markdown report has two tables: per shape, forward +
 backward ms of each implementation and their ratios; per result, the
 forward's and the backward's ms and TFLOP/s, counting the FLOP of the
 attended (query, key) pairs only (`Shape.fwd_flop`).
@@ -375,8 +376,8 @@ def _time(
     mode: str,
     input_sets: Sequence[tuple[jax.Array, ...]],
     reps: int,
-) -> tuple[float, float]:
-  """Returns `(median ms per call, peak memory MB)` of one mode."""
+) -> tuple[float, float | None]:
+  """Returns `(median ms per call, peak memory MB or None)` of one mode."""
   f = functools.partial(op, **kwargs, **shape.mask_kwargs())
   standardized = [
       benchmarking.standardize_function(f, *s, mode=MODES[mode], seed=None)
@@ -384,7 +385,11 @@ def _time(
   ]
   args = [a for _, a in standardized]
   compiled = jax.jit(standardized[0][0]).lower(args[0]).compile()
-  peak_mb = compiled.memory_analysis().peak_memory_in_bytes / 1e6
+  # A program loaded from JAX's persistent compilation cache reports a peak
+  # of 0 (jax 0.11.2, H200: one program 503,653,420 bytes when compiled, 0
+  # when loaded): no peak is reported then.
+  peak = compiled.memory_analysis().peak_memory_in_bytes
+  peak_mb = peak / 1e6 if peak else None
   # pylint: disable-next=protected-access
   timer = benchmarking._TIMERS[timing_method()]
   timers = [timer(compiled, a) for a in args]
@@ -470,7 +475,7 @@ def run(
           fwd_ms=fwd_ms,
           fwd_bwd_ms=fwd_bwd_ms,
           peak_memory_mb=peak,
-          memory_ratio=peak * 1e6 / shape.io_bytes(dtype),
+          memory_ratio=peak and peak * 1e6 / shape.io_bytes(dtype),
       )
 
 
@@ -555,7 +560,8 @@ def shards_table(results: Sequence[Result]) -> str:
     if slowest and len(timed) == len(shards):
       if w and w.fwd_bwd_ms:
         ratio = f"{slowest.fwd_bwd_ms / w.fwd_bwd_ms:.3f}"
-      mem = f"{slowest.memory_ratio:.2f}"
+      if slowest.memory_ratio:
+        mem = f"{slowest.memory_ratio:.2f}"
     lines.append(
         f"| {shape} | {name} | {layout} | {ms(w) if w else '—'} |"
         f" {' / '.join(ms(r) for r in shards)} | {ratio} | {mem} |"
