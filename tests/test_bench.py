@@ -16,6 +16,22 @@ from tokamax_softcap import cli
 from tokamax_softcap import interpret
 
 
+def _result(shape: bench.Shape, **fields) -> bench.Result:
+  """Returns a `bench.Result` at `shape`, its fields from `shape` and `fields`."""
+  return bench.Result(
+      shape=str(shape),
+      seq_len=shape.seq_len,
+      head_dim=shape.head_dim,
+      heads=shape.heads,
+      mask=shape.mask,
+      fwd_flop=shape.fwd_flop(),
+      shards=shape.shards,
+      shard=shape.shard,
+      layout=shape.layout,
+      **fields,
+  )
+
+
 def test_dry_run_writes_every_output(tmp_path, capsys):
   # The sweep's options do not apply to the dry run's tiny shapes: it says so.
   argv = ["bench", "--dry-run", "--input-sets", "2", "--out", str(tmp_path)]
@@ -211,18 +227,13 @@ def test_plot_wraps_groups_into_rows(tmp_path):
 def test_interrupted_sweep_writes_what_it_timed(tmp_path, monkeypatch):
   # `timeout -s INT` on a long sweep: the results before it are kept.
   shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
-  result = bench.Result(
-      shape=str(shape),
-      seq_len=1024,
-      head_dim=64,
-      heads="gqa",
-      mask="causal",
+  result = _result(
+      shape,
       implementation="ours",
       fwd_ms=1.0,
       fwd_bwd_ms=3.0,
       peak_memory_mb=10.0,
       memory_ratio=1.0,
-      fwd_flop=shape.fwd_flop(),
   )
 
   def run(*args, **kwargs):
@@ -379,21 +390,13 @@ def test_shards_table_takes_the_slowest_shard():
         shard=shard,
         layout=layout,
     )
-    return bench.Result(
-        shape=str(shape),
-        seq_len=8192,
-        head_dim=256,
-        heads="gqa",
-        mask="causal",
+    return _result(
+        shape,
         implementation="ours",
         fwd_ms=1.0,
         fwd_bwd_ms=ms,
         peak_memory_mb=1.0,
         memory_ratio=mem,
-        fwd_flop=shape.fwd_flop(),
-        shards=2,
-        shard=shard,
-        layout=layout,
     )
 
   results = [
