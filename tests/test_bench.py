@@ -32,6 +32,16 @@ def _result(shape: bench.Shape, **fields) -> bench.Result:
   )
 
 
+@pytest.fixture
+def compiled_anew():
+  """No persistent compilation cache: XLA's memory analysis reads 0 on a load."""
+  enabled = jax.config.jax_enable_compilation_cache
+  jax.config.update("jax_enable_compilation_cache", False)
+  yield
+  jax.config.update("jax_enable_compilation_cache", enabled)
+
+
+@pytest.mark.usefixtures("compiled_anew")
 def test_dry_run_writes_every_output(tmp_path, capsys):
   # The sweep's options do not apply to the dry run's tiny shapes: it says so.
   argv = ["bench", "--dry-run", "--input-sets", "2", "--out", str(tmp_path)]
@@ -418,15 +428,16 @@ def test_shards_table_takes_the_slowest_shard():
   assert bench.shards_table(results[:1]) == ""
 
 
+@pytest.mark.usefixtures("compiled_anew")
 def test_dry_run_times_each_shard(tmp_path):
   argv = ["bench", "--dry-run", "--input-sets", "1", "--impls", "ours"]
   argv += ["--shards", "2", "--layouts", "zigzag", "--out", str(tmp_path)]
   assert cli.main(argv) == 0
   results = json.loads((tmp_path / "bench.json").read_text())["results"]
   assert [(r["mask"], r["shard"], r["layout"]) for r in results] == [
-      (m, s, l)
-      for m in ("causal", "docs-4")
-      for s, l in ((None, "natural"), (0, "zigzag"), (1, "zigzag"))
+      (mask, shard, layout)
+      for mask in ("causal", "docs-4")
+      for shard, layout in ((None, "natural"), (0, "zigzag"), (1, "zigzag"))
   ]
   for r in results:
     assert r["error"] is None, r
@@ -471,3 +482,20 @@ def test_no_peak_memory_where_the_analysis_reads_zero(monkeypatch):
   assert result.error is None and result.fwd_bwd_ms > 0, result
   assert result.peak_memory_mb is None and result.memory_ratio is None
   assert bench.table([result]).splitlines()[2].endswith("| — |")
+
+
+@pytest.mark.parametrize("mask", ["causal", "docs-4"])
+def test_a_shards_call_gives_those_rows_of_the_whole_call(mask):
+  whole = bench.Shape(
+      seq_len=128, head_dim=32, heads="gqa", mask=mask, batch=1, shards=2
+  )
+  op, kwargs = bench._implementation("ours")  # pylint: disable=protected-access
+  (sets,) = [bench._inputs(whole, jnp.float32, 1)]  # pylint: disable=protected-access
+  with interpret.if_needed():
+    expected = op(*sets[0], **kwargs, **whole.mask_kwargs())
+    for shard in range(2):
+      shape = dataclasses.replace(whole, shard=shard, layout="zigzag")
+      (inputs,) = bench._shard_inputs(shape, sets)  # pylint: disable=protected-access
+      out = op(*inputs, **kwargs, **shape.mask_kwargs())
+      rows = expected[:, shape.positions()]
+      assert jnp.max(jnp.abs(out - rows)) <= 1e-6 * jnp.max(jnp.abs(rows))

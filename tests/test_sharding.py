@@ -57,8 +57,9 @@ class PallasTritonFlashAttentionPartitioningTest(
       if type(self) is PallasTritonFlashAttentionPartitioningTest:
         # The capped class runs these cases through the same partitioning;
         # the uncapped kernels run unsharded in `test_upstream_suite.py`,
-        # and sharded in `test_context_parallel.py`. (This class took 168 s
-        # in one process on 2 CPU cores, 2026-12-04.)
+        # and with the query sequence sharded in `test_context_parallel.py`
+        # (a window). (This class took 168 s in one process on 2 CPU cores,
+        # 2026-12-04.)
         self.skipTest("On the CPU, the capped class's cases suffice.")
       for prefix, reason in _CPU_SKIPS.items():
         if self._testMethodName.startswith(prefix):

@@ -12,10 +12,12 @@ call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis
 of the compiled forward + backward (an estimate made at compile time, not a
 runtime reading; none for a program loaded from JAX's persistent
-compilation cache, whose analysis reads 0). The markdown report has two tables: per shape, forward +
-backward ms of each implementation and their ratios; per result, the
-forward's and the backward's ms and TFLOP/s, counting the FLOP of the
-attended (query, key) pairs only (`Shape.fwd_flop`).
+compilation cache, whose analysis reads 0). The markdown report's tables:
+a row per shape, with each implementation's forward + backward ms and their
+ratios; with shards, a row per shape, implementation and layout, with the
+shards' times (below); a row per result, with the forward's and the
+backward's ms and TFLOP/s, counting the FLOP of the attended (query, key)
+pairs only (`Shape.fwd_flop`).
 
 With `shards > 1`, a shape is also timed as the devices of a query-sharded
 call would run it (tokamax's `q_sharding`, see `context_parallel`): each
@@ -475,7 +477,9 @@ def run(
           fwd_ms=fwd_ms,
           fwd_bwd_ms=fwd_bwd_ms,
           peak_memory_mb=peak,
-          memory_ratio=peak and peak * 1e6 / shape.io_bytes(dtype),
+          memory_ratio=None
+          if peak is None
+          else peak * 1e6 / shape.io_bytes(dtype),
       )
 
 
@@ -867,8 +871,8 @@ def main(
   Returns:
     The exit code: 0; 2 if nothing ran, if `reps < MIN_REPS`, if a
     sequence length cannot be cut into `shards` (`2 * shards` for the zigzag
-    layout), or without a GPU unless `dry_run` (interpreted timings mean nothing); 130 if
-    interrupted (see `benchmark`).
+    layout), or without a GPU unless `dry_run` (interpreted timings mean
+    nothing); 130 if interrupted (see `benchmark`).
   """
   if interpret.is_needed() and not dry_run:
     print(
