@@ -20,7 +20,7 @@ F32_RTOL = 5e-7
 # come from tokamax's bf16 design, not from the cap: `delta = rowsum(dout *
 # out)` uses the bf16 `out` (with the exact `out` the same run gives 3.9e-3),
 # which cancels in `dp - delta` in peaked rows (few keys: the start of each
-# causal document). See README, "bf16 accuracy". 3e-2 is 2x the measured
+# causal document). See docs/accuracy.md, "bf16". 3e-2 is 2x the measured
 # maximum: a regression bound for these inputs, not an accuracy claim.
 BF16_REGRESSION_BOUND = 3e-2
 # head_dim 320-512 (`test_wide_heads.py`), in units of max|ref|. f32: the

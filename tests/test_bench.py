@@ -1,4 +1,4 @@
-"""`bench`'s plumbing (its numbers need a GPU: README, "Benchmarks")."""
+"""`bench`'s plumbing (its numbers need a GPU: docs/gpu.md, "`bench`")."""
 
 import csv
 import dataclasses

@@ -24,7 +24,7 @@ CAPS = (0.5, 5.0, 11.0, 12.0, 30.0, 50.0, 60.0, 61.0, 1000.0)
 SHAPE = (1, 64, 2, 32)  # B, T, H, D; one kv head (MQA).
 # `max|x - ref| / max|ref|` over out, dq, dk, dv (and dbias) for pre-cap
 # logits from 0.1x to 100x the cap. Measured worst (CPU, interpret): f16
-# 1.0e-2 and bf16 2.8e-2 (dk; README "bf16 accuracy" names the causes, none a
+# 1.0e-2 and bf16 2.8e-2 (dk; docs/accuracy.md, "bf16", names the causes, none a
 # range); f32 1.8e-5 for caps up to 61, and at cap 1000 6.3e-5 on one CPU,
 # 1.13e-4 on an AMD EPYC (2026-12-01): the f32 rounding of pre-cap logits near
 # the cap, an ulp of `c`, moves `s` by as much (1.9 units of `c * 2**-24`
