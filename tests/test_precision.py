@@ -3,10 +3,11 @@
 With bf16 or f16 inputs the kernels round their f32 dot operands (the
 weights `p` of `p @ v` and dv, `ds` of dq and dk) to the input dtype, and the
 VJP takes `delta = rowsum(dout * out)` from the rounded `out`
-(docs/accuracy.md, "bf16"). With `precision=HIGHEST` (patch 0019) they give each operand as
-two 16-bit terms and take `delta` from the f32 weights: every gradient's
-error against the fp32 reference is then within `verify`'s bound, 1.25x that
-of tokamax's XLA implementation on the same inputs, for every mask variant,
+(docs/accuracy.md, "bf16"). With `precision=HIGHEST` (patch 0019) they give
+each operand as two 16-bit terms and take `delta` from the f32 weights: every
+gradient's error against the fp32 reference is then within `verify`'s bound,
+1.25x that of tokamax's XLA implementation on the same inputs, for every mask
+variant,
 with and without the cap, MHA and GQA, and with a broadcast bias.
 """
 
