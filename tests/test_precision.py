@@ -7,8 +7,7 @@ VJP takes `delta = rowsum(dout * out)` from the rounded `out`
 each operand as two 16-bit terms and take `delta` from the f32 weights: every
 gradient's error against the fp32 reference is then within `verify`'s bound,
 1.25x that of tokamax's XLA implementation on the same inputs, for every mask
-variant,
-with and without the cap, MHA and GQA, and with a broadcast bias.
+variant, with and without the cap, MHA and GQA, and with a broadcast bias.
 """
 
 import dataclasses
