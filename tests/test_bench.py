@@ -499,3 +499,12 @@ def test_a_shards_call_gives_those_rows_of_the_whole_call(mask):
       out = op(*inputs, **kwargs, **shape.mask_kwargs())
       rows = expected[:, shape.positions()]
       assert jnp.max(jnp.abs(out - rows)) <= 1e-6 * jnp.max(jnp.abs(rows))
+
+
+def test_layouts_without_shards_are_ignored_with_a_message(tmp_path, capsys):
+  argv = ["bench", "--dry-run", "--impls", "ours", "--input-sets", "1"]
+  argv += ["--layouts", "zigzag", "--out", str(tmp_path)]
+  assert cli.main(argv) == 0
+  assert "--layouts applies with --shards > 1; ignored." in (
+      capsys.readouterr().err
+  )

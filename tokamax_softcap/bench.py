@@ -884,6 +884,10 @@ def main(
   if shards < 1:
     print(f"bench: --shards must be positive; got {shards}.", file=sys.stderr)
     return 2
+  if shards == 1 and tuple(layouts) != LAYOUTS:
+    print(
+        "bench: --layouts applies with --shards > 1; ignored.", file=sys.stderr
+    )
   if dry_run:
     sweep_options = dict(
         seq_lens=(seq_lens, SEQ_LENS),
