@@ -70,17 +70,9 @@ def test_dry_run_writes_every_output(tmp_path, capsys):
 
 def test_write_report_writes_every_format(tmp_path):
   shape = bench.Shape(seq_len=1024, head_dim=64, heads="gqa", mask="causal")
-  common = dict(
-      shape=str(shape),
-      seq_len=1024,
-      head_dim=64,
-      heads="gqa",
-      mask="causal",
-      fwd_flop=shape.fwd_flop(),
-  )
   results = [
-      bench.Result(
-          **common,
+      _result(
+          shape,
           implementation=name,
           fwd_ms=1.0,
           fwd_bwd_ms=ms,
@@ -90,8 +82,8 @@ def test_write_report_writes_every_format(tmp_path):
       for name, ms, ratio in (("ours", 3.0, 2.0), ("ours-nocap", 2.0, 1.8))
   ]
   results.append(
-      bench.Result(
-          **common,
+      _result(
+          shape,
           implementation="xla",
           fwd_ms=None,
           fwd_bwd_ms=None,
@@ -139,29 +131,24 @@ def test_write_report_writes_every_format(tmp_path):
     bench.write_report(tmp_path, environment, [])
 
 
+def _timed(
+    shape: bench.Shape, fwd_bwd_ms: dict[str, float], **fields
+) -> list[bench.Result]:
+  """Returns a result per implementation: forward 1 ms, `fwd_bwd_ms` its."""
+  return [
+      _result(shape, implementation=name, fwd_ms=1.0, fwd_bwd_ms=ms, **fields)
+      for name, ms in fwd_bwd_ms.items()
+  ]
+
+
 def test_table_ratios_within_a_shape():
   shape = bench.Shape(seq_len=2048, head_dim=128, heads="mha", mask="full")
-  results = [
-      bench.Result(
-          shape=str(shape),
-          seq_len=2048,
-          head_dim=128,
-          heads="mha",
-          mask="full",
-          implementation=name,
-          fwd_ms=1.0,
-          fwd_bwd_ms=ms,
-          peak_memory_mb=10.0,
-          memory_ratio=0.5,
-          fwd_flop=shape.fwd_flop(),
-      )
-      for name, ms in (
-          ("ours", 3.0),
-          ("ours-nocap", 2.5),
-          ("mosaic", 2.0),
-          ("xla", 12.0),
-      )
-  ]
+  results = _timed(
+      shape,
+      {"ours": 3.0, "ours-nocap": 2.5, "mosaic": 2.0, "xla": 12.0},
+      peak_memory_mb=10.0,
+      memory_ratio=0.5,
+  )
   lines = bench.table(results).splitlines()
   assert lines[0].endswith(
       "| ours / ours-nocap | ours-stable / ours-nocap | ours-highest / ours |"
@@ -177,27 +164,12 @@ def test_table_ratios_within_a_shape():
 
 def test_default_ratio_takes_the_fastest_composition():
   shape = bench.Shape(seq_len=2048, head_dim=256, heads="gqa", mask="causal")
-  results = [
-      bench.Result(
-          shape=str(shape),
-          seq_len=2048,
-          head_dim=256,
-          heads="gqa",
-          mask="causal",
-          implementation=name,
-          fwd_ms=1.0,
-          fwd_bwd_ms=ms,
-          peak_memory_mb=None,
-          memory_ratio=None,
-          fwd_flop=shape.fwd_flop(),
-      )
-      for name, ms in (
-          ("ours", 3.0),
-          ("mosaic", 6.0),
-          ("mosaic-ours", 2.5),
-          ("default", 2.75),
-      )
-  ]
+  results = _timed(
+      shape,
+      {"ours": 3.0, "mosaic": 6.0, "mosaic-ours": 2.5, "default": 2.75},
+      peak_memory_mb=None,
+      memory_ratio=None,
+  )
   row = bench.table(results).splitlines()[2]
   # ours / mosaic 0.5x; default / min(3.0, 6.0, 2.5) 1.1x; no memory ratio.
   assert row == (
@@ -215,18 +187,13 @@ def test_plot_wraps_groups_into_rows(tmp_path):
     for name, ms in (("ours", 2.0), ("ours-nocap", 1.0)):
       shape = bench.Shape(seq_len=1024, head_dim=d, heads="gqa", mask="full")
       results.append(
-          bench.Result(
-              shape=str(shape),
-              seq_len=1024,
-              head_dim=d,
-              heads="gqa",
-              mask="full",
+          _result(
+              shape,
               implementation=name,
               fwd_ms=ms / 3,
               fwd_bwd_ms=ms,
               peak_memory_mb=1.0,
               memory_ratio=1.0,
-              fwd_flop=shape.fwd_flop(),
           )
       )
   bench.plot(results, str(tmp_path / "plot.png"))
