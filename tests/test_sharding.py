@@ -16,6 +16,7 @@ from tokamax_softcap import harness
 from tokamax_softcap import interpret
 from tokamax_softcap import verify
 import configs  # pylint: disable=g-bad-import-order
+import harness_reruns  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order
 
 CAP = 1.0  # Inputs are N(0, 1): pre-cap logits ~N(0, 1), the largest ~5.
@@ -53,6 +54,7 @@ class PallasTritonFlashAttentionPartitioningTest(
 
   def setUp(self):
     super().setUp()
+    self.enterContext(harness_reruns.reuse_vjp_reruns())
     if interpret.is_needed():
       if type(self) is PallasTritonFlashAttentionPartitioningTest:
         # The capped class runs these cases through the same partitioning;

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from tokamax._src.ops.attention import test_base
 import tokamax_softcap
 from tokamax_softcap import interpret
+import harness_reruns  # pylint: disable=g-bad-import-order
 
 
 class PallasTritonFlashAttentionWithSoftCapVjpTest(test_base.AttentionTestBase):
@@ -19,6 +20,10 @@ class PallasTritonFlashAttentionWithSoftCapVjpTest(test_base.AttentionTestBase):
     )
     attention_fn = tokamax_softcap.PallasTritonFlashAttention(vjp=vjp)
     super().__init__(*args, attention_fn=attention_fn)
+
+  def setUp(self):
+    super().setUp()
+    self.enterContext(harness_reruns.reuse_vjp_reruns())
 
   def _run_test_with_inputs(self, *args, expect_supported=True, **kwargs):
     if kwargs.get("test_vjp", True):
