@@ -40,7 +40,7 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 # On a GPU there is no cache: with jax 0.11.2 on an H200 some entries could
 # not be read back whoever wrote them ("RET_CHECK failure (hlo_module.cc:947)
 # ... Invalid metadata payload", the same warning; 6 of about 80 programs in
-# each `bench` run of results/h200-2026-12-04-default-chain.md).
+# each `bench` run of results/h200-2026-12-04-default-chain/README.md).
 if not jax.config.jax_compilation_cache_dir and jax.default_backend() == "cpu":
   _CACHE = pathlib.Path(__file__).parent.parent / ".jax_cache"
   _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")

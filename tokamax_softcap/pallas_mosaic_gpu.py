@@ -30,7 +30,7 @@ from tokamax_softcap import patched
 
 # Mosaic GPU's VJP is taken only up to this head_dim (of q, k and v).
 # Measured on an H200 (bf16, soft cap 50, B2 T8192, with Mosaic GPU's
-# forward; results/h200-2026-12-04-default-chain.md): with a causal or no
+# forward; results/h200-2026-12-04-default-chain/README.md): with a causal or no
 # mask, ours takes 0.98-1.15x its backward time at head_dim 64 and 128, and
 # 0.37-0.68x at 256; with windows or documents 0.06-0.42x at any head_dim.
 MOSAIC_VJP_MAX_HEAD_DIM = 128
