@@ -3,12 +3,14 @@
 tokamax's harness (`test_base._run_test`, which its attention suite and its
 partitioning suite call for every case) differentiates a case twice, with
 `jax.vjp` on the same function and inputs and the same cotangent, and asserts
-that the second output and gradients equal the first: a check of
-determinism. In the Pallas interpreter the kernels run on XLA:CPU, their grid
-in order, one program at a time, and our kernels add nothing atomically: the
-second run computes the same values by construction, so the check cannot fail
-there, and it took a third of the cases' time (10 of upstream's capped cases,
-one process on 2 CPU cores, 2026-12-04: 90 s with the re-run, 60 s without).
+that the second output and gradients equal the first: a check of the
+kernels' determinism. In the Pallas interpreter the kernels run on XLA:CPU,
+their grid in order, one program at a time, and our kernels add nothing
+atomically: there a kernel computes the same values again by construction,
+and the re-run took a third of the cases' time (10 of upstream's capped
+cases, one process on 2 CPU cores, 2026-12-04: 90-113 s with it, 63 s
+without; b34a708). The harness's forward re-run (under `jax.jit`) still
+runs.
 
 `reuse_vjp_reruns` makes the second `jax.vjp` of a `_run_test` call return the
 first's results in the interpreter; every value the harness compares with its
@@ -27,7 +29,7 @@ from tokamax_softcap import interpret
 
 
 class _JaxReusingVjp:
-  """`jax` as `test_base` sees it, with `vjp` returning a repeated call's results.
+  """`jax` as `test_base` sees it; `vjp` returns a repeated call's results.
 
   A call repeats an earlier one when its function and its inputs are the same
   objects (the harness passes the same ones; they stay alive while it runs);

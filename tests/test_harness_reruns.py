@@ -1,4 +1,7 @@
-"""`harness_reruns`: in the interpreter, tokamax's harness differentiates once."""
+"""`harness_reruns`: in the interpreter, tokamax's harness differentiates once.
+
+With a stand-in `_run_test` (a fixture) and with the harness's own.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +21,7 @@ def _counting(calls):
 
 
 def _harness_like_run(f, x, y, dout):
-  """The harness's two differentiations (`test_base._run_test`), as it makes them."""
+  """The harness's two differentiations, as `test_base._run_test` makes them."""
   out, vjp_fn = test_base.jax.vjp(f, x, y)
   grads = vjp_fn(dout)
   out2, vjp_fn2 = test_base.jax.vjp(f, x, y)
@@ -88,3 +91,52 @@ def test_nothing_changes_without_the_interpreter(monkeypatch):
   with harness_reruns.reuse_vjp_reruns():
     assert test_base._run_test is run_test  # pylint: disable=protected-access
     assert test_base.jax is jax
+
+
+def _attention(q, k, v, bias=None, precision=None):
+  del bias
+  s = jnp.einsum("bqhd,bkhd->bhqk", q, k, precision=precision)
+  p = jax.nn.softmax(s, axis=-1)
+  return jnp.einsum("bhqk,bkhd->bqhd", p, v, precision=precision)
+
+
+def _harness_run(traces, factor=1.0):
+  """Upstream's `_run_test` on a counting op; returns how often it traced."""
+
+  def impl(q, k, v, *, bias=None):
+    traces.append("impl")
+    return _attention(q, k, v, bias) * factor
+
+  q, k, v = (
+      jax.random.normal(key, (1, 8, 2, 4))
+      for key in jax.random.split(jax.random.key(0), 3)
+  )
+  test_base._run_test(  # pylint: disable=protected-access
+      q,
+      k,
+      v,
+      impl=impl,
+      impl_supports_precisions=False,
+      ref_impl=_attention,
+      atol=1e-5,
+  )
+  return len(traces)
+
+
+@pytest.mark.parametrize("needed", [True, False])
+def test_upstream_harness_differentiates_once_in_the_interpreter(
+    monkeypatch, needed
+):
+  monkeypatch.setattr(interpret, "is_needed", lambda: needed)
+  with harness_reruns.reuse_vjp_reruns():
+    traces = _harness_run([])
+  # The forward (its re-run under `jax.jit` is cached) and each
+  # differentiation.
+  assert traces == (2 if needed else 3)
+
+
+def test_upstream_harness_still_compares_with_its_reference(monkeypatch):
+  monkeypatch.setattr(interpret, "is_needed", lambda: True)
+  with harness_reruns.reuse_vjp_reruns():
+    with pytest.raises(AssertionError):
+      _harness_run([], factor=1.001)

@@ -60,8 +60,8 @@ class PallasTritonFlashAttentionPartitioningTest(
         # The capped class runs these cases through the same partitioning;
         # the uncapped kernels run unsharded in the files named in
         # `test_upstream_suite.py`, and with the query sequence sharded in
-        # `test_context_parallel.py` (a window). (This class took 168 s in one process on 2 CPU cores,
-        # 2026-12-04.)
+        # `test_context_parallel.py` (a window). (This class took 168 s in
+        # one process on 2 CPU cores, 2026-12-04.)
         self.skipTest("On the CPU, the capped class's cases suffice.")
       for prefix, reason in _CPU_SKIPS.items():
         if self._testMethodName.startswith(prefix):

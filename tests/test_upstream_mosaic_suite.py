@@ -39,7 +39,8 @@ if "pytestmark" in vars(
 
 # The cases in which tokamax's own Mosaic GPU op (with its VJP, in upstream's
 # class) exceeds the class's tolerances on an H200 with jax 0.11.2, and so
-# does ours (results/h200-2026-12-04-default-chain/README.md; inputs are seeded).
+# does ours (results/h200-2026-12-04-default-chain/README.md; inputs are
+# seeded).
 # Without the cap the gradients did (`atol_grads` 9e-3): tokamax's op by up
 # to 0.0203, ours by up to 0.0141; here they take upstream's own
 # `atol_grads` of its causal case. With the cap the outputs did (`atol`

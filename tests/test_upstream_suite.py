@@ -34,8 +34,8 @@ class PallasTritonFlashAttentionWithSoftCapVjpTest(test_base.AttentionTestBase):
       # CPU against the fp32 reference in `test_precision.py` and
       # `test_mask_ranges.py`, against upstream's op in `test_api.py`,
       # sharded in `test_context_parallel.py`, and in upstream's tests of
-      # the series (`test_series.py`). (This class took 485 s of the 2,793 s of the
-      # tests' CPU time on 2 cores, 2026-12-04.)
+      # the series (`test_series.py`). (This class took 485 s of the two
+      # workers' 2,793 s on 2 CPU cores, 2026-12-04.)
       self.skipTest("On the CPU, the capped class's cases suffice.")
 
   def _run_test_with_inputs(self, *args, expect_supported=True, **kwargs):
