@@ -6,6 +6,7 @@ Mosaic GPU's kernels have no interpreter, so the tests that run them need a
 Hopper GPU.
 """
 
+import dataclasses
 import types
 
 import jax
@@ -16,6 +17,7 @@ from tokamax._src import gpu_utils
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
 import tokamax_softcap
+from tokamax_softcap import patched
 from tokamax_softcap import reference
 import numerics  # pylint: disable=g-bad-import-order
 
@@ -289,6 +291,72 @@ def test_our_vjp_takes_either_residual_form(form):
   grads = op.vjp((m, l), ref_out(q, k, v), dout, *ba.args, **kwargs)
   expected = jax.grad(ref_loss, argnums=(0, 1, 2))(q, k, v)
   numerics.assert_close_f32((grads["q"], grads["k"], grads["v"]), expected)
+
+
+def test_forward_runs_the_series_kernel(monkeypatch):
+  # On any device: the op's forward calls the sm90 kernel of the series'
+  # tree (patch 0030), given tokamax's config as that module's class.
+  sm90 = patched.pallas_mosaic_gpu.sm90
+  configs = []
+
+  def kernel(q, k, v, *args, out_dtype, config, **kwargs):
+    del k, args, kwargs  # Unused.
+    configs.append(config)
+    return jnp.zeros(q.shape[:-1] + v.shape[-1:], out_dtype), None
+
+  monkeypatch.setattr(sm90, "flash_attention_kernel", kernel)
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  config = upstream.ConfigSM90(block_q=64, block_kv=128, num_stages=3)
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(
+      config=config, bypass_device_check=True
+  )
+  q = jnp.ones((2, 256, 2, 64), jnp.bfloat16)
+  out = op(q, q, q, is_causal=True, logits_soft_cap=CAP)
+  assert out.shape == q.shape
+  assert sm90 is not upstream.sm90
+  assert [type(c) for c in configs] == [sm90.Config]
+  assert dataclasses.asdict(configs[0]) == dataclasses.asdict(config)
+
+
+@hopper_only
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+def test_causal_key_ranges_past_the_queries(head_dim):
+  # Rows whose `k_start` lies past their own position attend to no key.
+  # Where that put a query block's first loaded key block past its first
+  # causal one, tokamax's forward hung (e.g. `k_start=512` at T1024; patch
+  # 0030). `k_start` around the block sizes, and rows alternating between
+  # attending to no key and to a few.
+  t, cap = 1024, 50.0
+  q, k, v, _, dout = numerics.random_inputs(
+      (1, t, 4, head_dim), 2, scale=(2 * cap) ** 0.5
+  )
+  numerics.assert_cap_active(q, k, cap, 5)
+  q, k, v = (x.astype(jnp.bfloat16) for x in (q, k, v))
+  positions = jnp.arange(t)
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention()
+
+  def loss(q, k, v, k_start):
+    mask = base.Mask(k_start=k_start[None], is_causal=True)
+    out = op(q, k, v, mask=mask, logits_soft_cap=cap)
+    return jnp.sum(out.astype(jnp.float32) * dout), out
+
+  def ref_loss(q, k, v, k_start):
+    dense = (positions[None] >= k_start[:, None]) & jnp.tri(t, dtype=bool)
+    out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
+    out = jnp.where(dense.any(-1)[:, None, None], out, 0.0)  # No key: 0.
+    return jnp.sum(out * dout), out
+
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2), has_aux=True))
+  ref_grad = jax.jit(jax.grad(ref_loss, argnums=(0, 1, 2), has_aux=True))
+  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
+  starts = [jnp.full((t,), x) for x in (1, 63, 64, 127, 128, 255, 512, 1023)]
+  starts.append(positions // 200 * 200 + 150)
+  for k_start in starts:
+    grads, out = grad(q, k, v, k_start)
+    expected_grads, expected = ref_grad(*f32, k_start)
+    errors = _relative_errors((out, *grads), (expected, *expected_grads))
+    assert max(errors) < BF16_BOUND, (k_start[:3], errors)
 
 
 @hopper_only

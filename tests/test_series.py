@@ -189,9 +189,15 @@ def test_series_changes_only_upstream_attention_files(tree):
       tree, "diff", "--name-only", upstream_tree.BASE_TAG, "HEAD"
   ).split()
   assert set(changed) == {
-      "tokamax/_src/ops/attention/pallas_triton.py",
-      "tokamax/_src/ops/attention/pallas_triton_vjp.py",
-      "tokamax/_src/ops/attention/pallas_triton_test.py",
+      f"tokamax/_src/ops/attention/{name}.py"
+      for name in (
+          "pallas_triton",
+          "pallas_triton_vjp",
+          "pallas_triton_test",
+          "pallas_mosaic_gpu_kernel_sm90",
+          "pallas_mosaic_gpu_kernel_sm100",
+          "pallas_mosaic_gpu_test",
+      )
   }
 
 

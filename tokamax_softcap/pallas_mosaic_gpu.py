@@ -28,6 +28,11 @@ from tokamax_softcap import pallas_triton
 from tokamax_softcap import pallas_triton_vjp
 from tokamax_softcap import patched
 
+# tokamax's forward, run from the series' tree (`patched`): its kernels with
+# the series' changes to them.
+_PATCHED_FWD = patched.op_method(
+    patched.pallas_mosaic_gpu.PallasMosaicGpuFlashAttention._fwd  # pylint: disable=protected-access
+)
 # Mosaic GPU's VJP is taken only up to this head_dim (of q, k and v).
 # Measured on an H200 (bf16, soft cap 50, B2 T8192, with Mosaic GPU's
 # forward; results/h200-2026-12-04-default-chain/README.md): with a causal or no
@@ -273,7 +278,7 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
     op_ = self
     if use_stable_softmax is not self.use_stable_softmax:
       op_ = self.replace(use_stable_softmax=use_stable_softmax)
-    return upstream.PallasMosaicGpuFlashAttention._fwd(  # pylint: disable=protected-access
+    return _PATCHED_FWD(
         op_,
         q,
         k,

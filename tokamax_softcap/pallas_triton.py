@@ -173,10 +173,6 @@ class PallasTritonFlashAttention(upstream.PallasTritonFlashAttention):
         )
     return op.BoundArguments(self, arguments)
 
-  _fwd = patched.op_method(_PATCHED._fwd, Config)
-  _get_heuristics_config = patched.op_method(
-      _PATCHED._get_heuristics_config, Config
-  )
-  _get_autotuning_configs = patched.op_method(
-      _PATCHED._get_autotuning_configs, Config
-  )
+  _fwd = patched.op_method(_PATCHED._fwd)
+  _get_heuristics_config = patched.op_method(_PATCHED._get_heuristics_config)
+  _get_autotuning_configs = patched.op_method(_PATCHED._get_autotuning_configs)

@@ -67,10 +67,6 @@ class PallasTritonFlashAttentionVjp(upstream.PallasTritonFlashAttentionVjp):
     patched.pallas_triton_vjp.check_arguments(ba.arguments)
     return ba
 
-  _fwd = patched.op_method(_PATCHED._fwd, Config)
-  _get_heuristics_config = patched.op_method(
-      _PATCHED._get_heuristics_config, Config
-  )
-  _get_autotuning_configs = patched.op_method(
-      _PATCHED._get_autotuning_configs, Config
-  )
+  _fwd = patched.op_method(_PATCHED._fwd)
+  _get_heuristics_config = patched.op_method(_PATCHED._get_heuristics_config)
+  _get_autotuning_configs = patched.op_method(_PATCHED._get_autotuning_configs)

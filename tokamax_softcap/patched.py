@@ -1,16 +1,16 @@
-"""tokamax's Pallas-Triton attention modules with our patch series applied.
+"""tokamax's attention modules with our patch series applied.
 
 The series in `patches/` (`git format-patch` mails against tokamax's
 repository) is the only copy of this package's kernel changes. Importing this
 module applies every patch of the series, in order, to the installed tokamax's
-source of each module below and executes the result as a private module
-(`tokamax_softcap.patched.<name>`); the ops in `pallas_triton.py` and
-`pallas_triton_vjp.py` of this package run that code. So the package and the
-upstream pull request cannot drift apart: they are the same text.
+source of each module of `MODULES` and executes the result as a private module
+(`tokamax_softcap.patched.<name>`); the ops in `pallas_triton.py`,
+`pallas_triton_vjp.py` and `pallas_mosaic_gpu.py` of this package run that
+code. So the package and the upstream pull request cannot drift apart: they
+are the same text.
 
 A module defined this way has classes of its own (e.g. its own `Config`); the
-ops convert at that boundary, see `op_method`.
-"""
+ops convert at that boundary, see `op_method`."""
 
 from collections.abc import Callable
 import contextlib
@@ -160,9 +160,17 @@ def _imported_as_upstream(module: types.ModuleType, module_name: str):
     setattr(package, module_name, saved[1])
 
 
-# The modules the series changes (tokamax's `pallas_triton_test.py` too, which
-# is not loaded).
-MODULES = ("pallas_triton", "pallas_triton_vjp")
+# The modules the package executes from the series' tree, in load order. The
+# series changes each but `pallas_mosaic_gpu`, which is executed so that its op
+# runs the patched Mosaic GPU kernels (and tokamax's test modules, which are not
+# loaded).
+MODULES = (
+    "pallas_triton_vjp",
+    "pallas_triton",
+    "pallas_mosaic_gpu_kernel_sm90",
+    "pallas_mosaic_gpu_kernel_sm100",
+    "pallas_mosaic_gpu",
+)
 
 
 def load_modules(
@@ -170,8 +178,9 @@ def load_modules(
 ) -> dict[str, types.ModuleType]:
   """Executes the modules of `MODULES` as `<prefix>.<module_name>`.
 
-  `pallas_triton_vjp` is loaded first, and `pallas_triton`'s import of tokamax's
-  `pallas_triton_vjp` gives it, as in tokamax's tree with the series applied.
+  In the order of `MODULES`, each with tokamax's earlier ones resolving to
+  the ones loaded (e.g. `pallas_triton`'s import of tokamax's
+  `pallas_triton_vjp`), as in tokamax's tree with the series applied.
 
   Args:
     prefix: The package the modules are named under.
@@ -180,10 +189,12 @@ def load_modules(
   Returns:
     The modules, by name.
   """
-  vjp = load_source(f"{prefix}.pallas_triton_vjp", *source("pallas_triton_vjp"))
-  with _imported_as_upstream(vjp, "pallas_triton_vjp"):
-    fwd = load_source(f"{prefix}.pallas_triton", *source("pallas_triton"))
-  return {"pallas_triton": fwd, "pallas_triton_vjp": vjp}
+  modules = {}
+  with contextlib.ExitStack() as stack:
+    for name in MODULES:
+      modules[name] = load_source(f"{prefix}.{name}", *source(name))
+      stack.enter_context(_imported_as_upstream(modules[name], name))
+  return modules
 
 
 _MODULES = load_modules(
@@ -195,44 +206,63 @@ _MODULES = load_modules(
 )
 pallas_triton = _MODULES["pallas_triton"]
 pallas_triton_vjp = _MODULES["pallas_triton_vjp"]
+pallas_mosaic_gpu = _MODULES["pallas_mosaic_gpu"]
 
 
-def _convert(config: Any, config_cls: type[Any]) -> Any:
-  """Returns `config` as an instance of `config_cls` (same fields)."""
-  if type(config) is config_cls:  # pylint: disable=unidiomatic-typecheck
+def _config_classes() -> dict[type[Any], type[Any]]:
+  """Maps tokamax's `Config` of each module of `MODULES` to the loaded one's."""
+  classes = {}
+  for name, module in _MODULES.items():
+    config_cls = getattr(module, "Config", None)
+    # Not `pallas_mosaic_gpu`'s, a union of its kernel modules' classes.
+    if isinstance(config_cls, type):
+      upstream = importlib.import_module(f"{_UPSTREAM_PACKAGE}.{name}")
+      classes[upstream.Config] = config_cls
+  return classes
+
+
+_TO_PATCHED = _config_classes()
+_TO_UPSTREAM = {v: k for k, v in _TO_PATCHED.items()}
+
+
+def _convert(config: Any, classes: dict[type[Any], type[Any]]) -> Any:
+  """Returns `config` as an instance of `classes[type(config)]` (same fields).
+
+  A value whose type is not a key of `classes` is returned as it is.
+  """
+  config_cls = classes.get(type(config))
+  if config_cls is None:
     return config
   fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
   return config_cls(**fields)
 
 
-def op_method(method: Callable[..., Any], config_cls: type[Any]):
-  """Adapts a method of a patched op to an op whose configs are `config_cls`.
+def op_method(method: Callable[..., Any]):
+  """Adapts a method of a patched op to an op whose configs are tokamax's.
 
   A patched module's `Config` is a class of its own, with the same fields as
-  tokamax's. The ops of this package keep tokamax's `Config` as their
+  tokamax's. The ops of this package keep tokamax's config classes as their
   `config_cls` (so configs from users, heuristics and autotuning caches keep
-  working) and convert at the boundary: a `config` argument to the patched
-  module's class, a returned config (or set of configs) to `config_cls`.
+  working) and convert at the boundary: a `config` argument of tokamax's class
+  to the loaded module's, a returned config (or set of configs) back. Configs
+  of modules the package does not load (e.g. Mosaic GPU's sm80 kernel's) pass
+  as they are.
 
   Args:
     method: A method of an op class of a patched module.
-    config_cls: tokamax's `Config` class for that op.
 
   Returns:
     The adapted method. Its signature (which tokamax's `Op.bind` reads) is the
     method's own.
   """
-  patched_cls = sys.modules[method.__module__].Config
 
   @functools.wraps(method)
   def wrapper(self, *args, **kwargs):
     if "config" in kwargs:
-      kwargs["config"] = _convert(kwargs["config"], patched_cls)
+      kwargs["config"] = _convert(kwargs["config"], _TO_PATCHED)
     out = method(self, *args, **kwargs)
-    if isinstance(out, patched_cls):
-      return _convert(out, config_cls)
     if isinstance(out, set):  # Autotuning configs.
-      return {_convert(c, config_cls) for c in out}
-    return out
+      return {_convert(c, _TO_UPSTREAM) for c in out}
+    return _convert(out, _TO_UPSTREAM)
 
   return wrapper
