@@ -46,9 +46,14 @@ if "pytestmark" in vars(
 # `atol_grads` of its causal case. With the cap the outputs did (`atol`
 # 4.5e-3): both ops by up to 0.0097 (ours runs the same forward kernels),
 # before any gradient was compared, but in `causal_mask_q_indices` (dv:
-# tokamax's 0.0177, ours 0.0124); here they take `ATOL`.
+# tokamax's 0.0177, ours 0.0124); here they take `ATOL`. `test_mask_api10`
+# (which hung both ops before patch 0030) the same way: gradients tokamax's
+# 0.0178, ours 0.0104; capped outputs ours 0.0070.
 _GRADS_EXCEED = tuple(
-    [f"test_mask_api{i}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 16)]
+    [
+        f"test_mask_api{i}"
+        for i in (0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16)
+    ]
     + ["test_local_attention_mask", "test_causal_mask_k_indices"]
     + ["test_causal_mask_q_indices"]
 )
