@@ -94,10 +94,9 @@ def test_check_applies_series_and_matches_package(tree):
       report[0]
       == f"git am: {len(patched.series())} patches applied to the wheel's files:"
   )
-  assert (
-      sum("identical to what tokamax_softcap.patched runs" in r for r in report)
-      == len(patched.MODULES)
-  )
+  assert sum(
+      "identical to what tokamax_softcap.patched runs" in r for r in report
+  ) == len(patched.MODULES)
   assert any(r.endswith("as each patch leaves them, compile.") for r in report)
 
 
