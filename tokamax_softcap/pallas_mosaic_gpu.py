@@ -4,8 +4,9 @@ On Hopper, tokamax's default implementation chain `("mosaic", "triton",
 "xla")` takes Mosaic GPU's op, forward and VJP. Its forward is the fastest
 we measured; its VJP does not skip the blocks that windows and key or query
 ranges mask, and is slow at head_dim 256. `PallasMosaicGpuFlashAttention`
-keeps Mosaic GPU's forward and computes the VJP with `MosaicGpuOrTritonVjp`:
-this package's Pallas-Triton VJP or Mosaic GPU's, as `use_triton_vjp` rules.
+keeps Mosaic GPU's forward (run from the series' tree, `patched`: patch
+0030 fixes its hang with causal key ranges) and computes the VJP with
+`MosaicGpuOrTritonVjp`: this package's Pallas-Triton VJP or Mosaic GPU's, as `use_triton_vjp` rules.
 The two ops agree on the residuals: `(m, l)` per query row, `m` a row
 offset in natural-log units (the row's maximum logit with the stable
 softmax; 0 with the unstable one) and `l = sum(exp(s - m))` over the row's
@@ -182,7 +183,12 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
   """tokamax's Mosaic GPU FlashAttention, with the faster VJP for each call.
 
   A drop-in subclass of tokamax's op of the same name (same fields, `Config`
-  and autotuning data): its forward kernels are tokamax's. What differs:
+  and autotuning data): its forward kernels are tokamax's with the series
+  applied (`patched`). What differs:
+
+  - with a causal mask and `k_start` past a query block's first causal key
+    block (rows that attend to no key), the forward returns; tokamax's hung
+    (patch 0030);
 
   - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
     `bypass_device_check`): this package's Pallas-Triton VJP where
