@@ -293,10 +293,12 @@ def test_our_vjp_takes_either_residual_form(form):
   numerics.assert_close_f32((grads["q"], grads["k"], grads["v"]), expected)
 
 
-def test_forward_runs_the_series_kernel(monkeypatch):
-  # On any device: the op's forward calls the sm90 kernel of the series'
-  # tree (patch 0030), given tokamax's config as that module's class.
-  sm90 = patched.pallas_mosaic_gpu.sm90
+@pytest.mark.parametrize("kernel_module", ["sm90", "sm100", "sm80"])
+def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
+  # On any device: the op's forward calls the kernel of the series' tree
+  # (sm90 and sm100: patch 0030), given tokamax's config as that module's
+  # class; sm80's, which the series leaves, is tokamax's own.
+  module = getattr(patched.pallas_mosaic_gpu, kernel_module)
   configs = []
 
   def kernel(q, k, v, *args, out_dtype, config, **kwargs):
@@ -304,25 +306,31 @@ def test_forward_runs_the_series_kernel(monkeypatch):
     configs.append(config)
     return jnp.zeros(q.shape[:-1] + v.shape[-1:], out_dtype), None
 
-  monkeypatch.setattr(sm90, "flash_attention_kernel", kernel)
+  monkeypatch.setattr(module, "flash_attention_kernel", kernel)
   monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
-  config = upstream.ConfigSM90(block_q=64, block_kv=128, num_stages=3)
+  monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
+  # sm100 needs `block_q` >= 128 a CTA (its default is 64).
+  kwargs = dict(block_q=256) if kernel_module == "sm100" else {}
+  config = getattr(upstream, f"Config{kernel_module.upper()}")(**kwargs)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention(
       config=config, bypass_device_check=True
   )
   q = jnp.ones((2, 256, 2, 64), jnp.bfloat16)
   out = op(q, q, q, is_causal=True, logits_soft_cap=CAP)
   assert out.shape == q.shape
-  assert sm90 is not upstream.sm90
-  assert [type(c) for c in configs] == [sm90.Config]
+  patched_kernel = kernel_module != "sm80"
+  assert (module is getattr(upstream, kernel_module)) != patched_kernel
+  assert [type(c) for c in configs] == [module.Config]
   assert dataclasses.asdict(configs[0]) == dataclasses.asdict(config)
 
 
 @hopper_only
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
 def test_causal_key_ranges_past_the_queries(head_dim):
-  # Rows whose `k_start` lies past their own position attend to no key.
+  # A test that the forward returns (a regression hangs it), at the bound of
+  # `test_default_chain_gradients_within_the_ops_errors`: on an H200 the
+  # errors here were 0.002-0.005 (outputs, k_start=1023) and 1-2% of the
+  # gradients' scale. Rows whose `k_start` lies past their own position attend to no key.
   # Where that put a query block's first loaded key block past its first
   # causal one, tokamax's forward hung (e.g. `k_start=512` at T1024; patch
   # 0030). `k_start` around the block sizes, and rows alternating between

@@ -6,7 +6,8 @@ we measured; its VJP does not skip the blocks that windows and key or query
 ranges mask, and is slow at head_dim 256. `PallasMosaicGpuFlashAttention`
 keeps Mosaic GPU's forward (run from the series' tree, `patched`: patch
 0030 fixes its hang with causal key ranges) and computes the VJP with
-`MosaicGpuOrTritonVjp`: this package's Pallas-Triton VJP or Mosaic GPU's, as `use_triton_vjp` rules.
+`MosaicGpuOrTritonVjp`: this package's Pallas-Triton VJP or Mosaic GPU's,
+as `use_triton_vjp` rules.
 The two ops agree on the residuals: `(m, l)` per query row, `m` a row
 offset in natural-log units (the row's maximum logit with the stable
 softmax; 0 with the unstable one) and `l = sum(exp(s - m))` over the row's
@@ -187,8 +188,8 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
   applied (`patched`). What differs:
 
   - with a causal mask and `k_start` past a query block's first causal key
-    block (rows that attend to no key), the forward returns; tokamax's hung
-    (patch 0030);
+    block (rows that attend to no key), the forward returns; tokamax's
+    hung (patch 0030);
 
   - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
     `bypass_device_check`): this package's Pallas-Triton VJP where

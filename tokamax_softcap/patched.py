@@ -10,7 +10,8 @@ code. So the package and the upstream pull request cannot drift apart: they
 are the same text.
 
 A module defined this way has classes of its own (e.g. its own `Config`); the
-ops convert at that boundary, see `op_method`."""
+ops convert at that boundary, see `op_method`.
+"""
 
 from collections.abc import Callable
 import contextlib
@@ -189,10 +190,13 @@ def load_modules(
   Returns:
     The modules, by name.
   """
+  # Read first: a tokamax module imported while the loaded ones stand in for
+  # tokamax's would keep them.
+  sources = {name: source(name) for name in MODULES}
   modules = {}
   with contextlib.ExitStack() as stack:
     for name in MODULES:
-      modules[name] = load_source(f"{prefix}.{name}", *source(name))
+      modules[name] = load_source(f"{prefix}.{name}", *sources[name])
       stack.enter_context(_imported_as_upstream(modules[name], name))
   return modules
 
@@ -244,9 +248,10 @@ def op_method(method: Callable[..., Any]):
   tokamax's. The ops of this package keep tokamax's config classes as their
   `config_cls` (so configs from users, heuristics and autotuning caches keep
   working) and convert at the boundary: a `config` argument of tokamax's class
-  to the loaded module's, a returned config (or set of configs) back. Configs
-  of modules the package does not load (e.g. Mosaic GPU's sm80 kernel's) pass
-  as they are.
+  to the module's that this package loaded (`MODULES` in this module, not
+  those of another `load_modules` call), a returned config (or set of
+  configs) back. Configs of modules the package does not load (e.g. Mosaic
+  GPU's sm80 kernel's) pass as they are.
 
   Args:
     method: A method of an op class of a patched module.
