@@ -325,13 +325,17 @@ def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
 
 
 @hopper_only
+@pytest.mark.parametrize("persistent", [False, True], ids=["grid", "persistent"])
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
-def test_causal_key_ranges_past_the_queries(head_dim):
+def test_causal_key_ranges_past_the_queries(head_dim, persistent):
   # Rows whose `k_start` lies past their own position attend to no key.
   # Where that put a query block's first loaded key block past its first
   # causal one, tokamax's forward hung (e.g. `k_start=512` at T1024; patch
   # 0030), so a regression hangs this test. `k_start` around the block
-  # sizes, and rows alternating between attending to no key and to a few.
+  # sizes, and rows alternating between attending to no key and to a few;
+  # then `k_end`, which bounds the same loops from above. Both of the sm90
+  # kernel's schedules: a CTA a query block (the heuristics' for causal
+  # masks) and persistent CTAs looping over the blocks.
   # The bound is `test_default_chain_gradients_within_the_ops_errors`'s: on
   # an H200, at `k_start=1023`, the outputs' errors here were 0.003-0.005
   # and dv's 0.002-0.004.
@@ -342,15 +346,24 @@ def test_causal_key_ranges_past_the_queries(head_dim):
   numerics.assert_cap_active(q, k, cap, 5)
   q, k, v = (x.astype(jnp.bfloat16) for x in (q, k, v))
   positions = jnp.arange(t)
-  op = tokamax_softcap.PallasMosaicGpuFlashAttention()
+  config = upstream.ConfigSM90(persistent=True) if persistent else None
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(config=config)
 
-  def loss(q, k, v, k_start):
-    mask = base.Mask(k_start=k_start[None], is_causal=True)
+  def loss(q, k, v, k_start, k_end):
+    mask = base.Mask(
+        k_start=None if k_start is None else k_start[None],
+        k_end=None if k_end is None else k_end[None],
+        is_causal=True,
+    )
     out = op(q, k, v, mask=mask, logits_soft_cap=cap)
     return jnp.sum(out.astype(jnp.float32) * dout), out
 
-  def ref_loss(q, k, v, k_start):
-    dense = (positions[None] >= k_start[:, None]) & jnp.tri(t, dtype=bool)
+  def ref_loss(q, k, v, k_start, k_end):
+    dense = jnp.tri(t, dtype=bool)
+    if k_start is not None:
+      dense &= positions[None] >= k_start[:, None]
+    if k_end is not None:
+      dense &= positions[None] < k_end[:, None]
     out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
     out = jnp.where(dense.any(-1)[:, None, None], out, 0.0)  # No key: 0.
     return jnp.sum(out * dout), out
@@ -358,13 +371,17 @@ def test_causal_key_ranges_past_the_queries(head_dim):
   grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2), has_aux=True))
   ref_grad = jax.jit(jax.grad(ref_loss, argnums=(0, 1, 2), has_aux=True))
   f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  starts = [jnp.full((t,), x) for x in (1, 63, 64, 127, 128, 255, 512, 1000)]
-  starts.append(positions // 200 * 200 + 150)
-  for k_start in starts:
-    grads, out = grad(q, k, v, k_start)
-    expected_grads, expected = ref_grad(*f32, k_start)
+  full = lambda x: jnp.full((t,), x)
+  ranges = [(full(x), None) for x in (1, 63, 64, 127, 128, 255, 512, 1000)]
+  ranges.append((positions // 200 * 200 + 150, None))
+  ranges += [(None, full(x)) for x in (2, 64, 65, 300, 1000)]
+  ranges.append((None, positions // 200 * 200 + 50))
+  for k_start, k_end in ranges:
+    grads, out = grad(q, k, v, k_start, k_end)
+    expected_grads, expected = ref_grad(*f32, k_start, k_end)
     errors = _relative_errors((out, *grads), (expected, *expected_grads))
-    assert max(errors) < BF16_BOUND, (k_start[:3], errors)
+    shown = [x if x is None else x[:3] for x in (k_start, k_end)]
+    assert max(errors) < BF16_BOUND, (shown, errors)
 
 
 @hopper_only
