@@ -325,7 +325,9 @@ def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
 
 
 @hopper_only
-@pytest.mark.parametrize("persistent", [False, True], ids=["grid", "persistent"])
+@pytest.mark.parametrize(
+    "persistent", [False, True], ids=["grid", "persistent"]
+)
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
 def test_causal_key_ranges_past_the_queries(head_dim, persistent):
   # Rows whose `k_start` lies past their own position attend to no key.
@@ -334,11 +336,11 @@ def test_causal_key_ranges_past_the_queries(head_dim, persistent):
   # 0030), so a regression hangs this test. `k_start` around the block
   # sizes, and rows alternating between attending to no key and to a few;
   # then `k_end`, which bounds the same loops from above. Both of the sm90
-  # kernel's schedules: a CTA a query block (the heuristics' for causal
-  # masks) and persistent CTAs looping over the blocks.
-  # The bound is `test_default_chain_gradients_within_the_ops_errors`'s: on
-  # an H200, at `k_start=1023`, the outputs' errors here were 0.003-0.005
-  # and dv's 0.002-0.004.
+  # kernel's schedules: a CTA a query block (the heuristics' config for
+  # causal masks) and persistent CTAs looping over the blocks (`ConfigSM90`'s
+  # defaults otherwise: block_q and block_kv 64, 2 stages). The bound is
+  # `test_default_chain_gradients_within_the_ops_errors`'s; a key that no
+  # row attends gets no gradient, exactly.
   t, cap = 1024, 50.0
   q, k, v, _, dout = numerics.random_inputs(
       (1, t, 4, head_dim), 2, scale=(2 * cap) ** 0.5
@@ -358,12 +360,16 @@ def test_causal_key_ranges_past_the_queries(head_dim, persistent):
     out = op(q, k, v, mask=mask, logits_soft_cap=cap)
     return jnp.sum(out.astype(jnp.float32) * dout), out
 
-  def ref_loss(q, k, v, k_start, k_end):
+  def dense_mask(k_start, k_end):
     dense = jnp.tri(t, dtype=bool)
     if k_start is not None:
       dense &= positions[None] >= k_start[:, None]
     if k_end is not None:
       dense &= positions[None] < k_end[:, None]
+    return dense
+
+  def ref_loss(q, k, v, k_start, k_end):
+    dense = dense_mask(k_start, k_end)
     out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
     out = jnp.where(dense.any(-1)[:, None, None], out, 0.0)  # No key: 0.
     return jnp.sum(out * dout), out
@@ -377,11 +383,14 @@ def test_causal_key_ranges_past_the_queries(head_dim, persistent):
   ranges += [(None, full(x)) for x in (2, 64, 65, 300, 1000)]
   ranges.append((None, positions // 200 * 200 + 50))
   for k_start, k_end in ranges:
-    grads, out = grad(q, k, v, k_start, k_end)
+    (dq, dk, dv), out = grad(q, k, v, k_start, k_end)
     expected_grads, expected = ref_grad(*f32, k_start, k_end)
-    errors = _relative_errors((out, *grads), (expected, *expected_grads))
     shown = [x if x is None else x[:3] for x in (k_start, k_end)]
+    errors = _relative_errors((out, dq, dk, dv), (expected, *expected_grads))
     assert max(errors) < BF16_BOUND, (shown, errors)
+    unattended = ~dense_mask(k_start, k_end).any(0)
+    for name, g in (("dk", dk), ("dv", dv)):
+      assert not jnp.any(g[:, unattended]), (shown, name)
 
 
 @hopper_only

@@ -26,12 +26,12 @@ CAP = configs.CAP
 CONFIG = configs.GQA_64
 CONFIG_MHA_128 = configs.MHA_128_RAGGED
 # Upstream's tests of the series (`upstream_tree.SERIES_TESTS`) in groups, one
-# subprocess each, which pytest-xdist's workers run side by side: a `-k`
-# expression and the number of tests it selects. Each group takes the series'
-# tests that its expression selects and no earlier group's; the last, `rest`,
-# takes the others, so every test of the series runs once. On a GPU each test
-# compiles its kernels (20-35 s on an H200), so no group is long: 27 tests in
-# one did not finish in 524 s there.
+# subprocess each, which pytest-xdist's workers share out: a `-k` expression
+# and the number of tests it selects. Each group takes the series' tests that
+# its expression selects and no earlier group's; the last, `rest`, takes the
+# others, so every test of the series runs once. On an H200 the groups that
+# compile kernels took 7 to 34 s a test, and 27 tests in one did not finish
+# in 534 s (`results/h200-2026-12-04-default-chain/`): no group is long.
 SERIES_TEST_GROUPS = {
     "tanh_clipping": 10,
     "not_multiple_of_block": 7,
