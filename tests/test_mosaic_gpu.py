@@ -10,10 +10,12 @@ import dataclasses
 import types
 
 import jax
+from jax import export
 import jax.numpy as jnp
 import pytest
 import qwix
 from tokamax._src import gpu_utils
+from tokamax._src import mosaic_gpu as mosaic_gpu_lib
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
 import tokamax_softcap
@@ -322,6 +324,46 @@ def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
   assert (module is getattr(upstream, kernel_module)) != patched_kernel
   assert [type(c) for c in configs] == [module.Config]
   assert dataclasses.asdict(configs[0]) == dataclasses.asdict(config)
+
+
+@pytest.mark.parametrize(
+    "kernel_module, persistent",
+    [("sm90", False), ("sm90", True), ("sm100", False)],
+    ids=["sm90-grid", "sm90-persistent", "sm100"],
+)
+def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
+  # Mosaic GPU kernels run only on their GPUs, but `jax.export` lowers them
+  # for CUDA on any machine, through Mosaic GPU's own lowering: the series'
+  # sm90 and sm100 forward kernels (patch 0030's loops) lower with a causal
+  # mask and key ranges. No sm100 GPU has run the series; this is what
+  # checks its kernel.
+  module = getattr(patched.pallas_mosaic_gpu, kernel_module)
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
+  # Persistent kernels launch a CTA (or cluster) per SM of the device.
+  device = types.SimpleNamespace(core_count=132)
+  fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
+  monkeypatch.setattr(mosaic_gpu_lib, "backend", fake_backend)
+  if hasattr(module, "backend"):
+    monkeypatch.setattr(module, "backend", fake_backend)
+  if kernel_module == "sm100":
+    config = upstream.ConfigSM100(block_q=256)  # A CTA's block_q >= 128.
+  else:
+    config = upstream.ConfigSM90(persistent=persistent)
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(
+      config=config, bypass_device_check=True
+  )
+
+  def forward(q, k, v, k_start):
+    mask = base.Mask(k_start=k_start[None], is_causal=True)
+    return op(q, k, v, mask=mask, logits_soft_cap=CAP)
+
+  q = jax.ShapeDtypeStruct((1, 1024, 4, 128), jnp.bfloat16)
+  k_start = jax.ShapeDtypeStruct((1024,), jnp.int32)
+  exported = export.export(jax.jit(forward), platforms=["cuda"])(
+      q, q, q, k_start
+  )
+  assert "custom_call @mosaic_gpu" in exported.mlir_module()
 
 
 @hopper_only
