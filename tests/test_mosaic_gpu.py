@@ -11,6 +11,7 @@ import types
 
 import jax
 from jax import export
+from jax.experimental.mosaic.gpu import utils as mosaic_gpu_utils
 import jax.numpy as jnp
 import pytest
 import qwix
@@ -335,11 +336,14 @@ def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
   # Mosaic GPU kernels run only on their GPUs, but `jax.export` lowers them
   # for CUDA on any machine, through Mosaic GPU's own lowering: the series'
   # sm90 and sm100 forward kernels (patch 0030's loops) lower with a causal
-  # mask and key ranges. No sm100 GPU has run the series; this is what
-  # checks its kernel.
+  # mask and key ranges, each for its compute capability (without a GPU,
+  # Mosaic GPU would assume 9.0). No sm100 GPU has run the series; this is
+  # what checks its kernel.
   module = getattr(patched.pallas_mosaic_gpu, kernel_module)
   monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
   monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
+  arch = (10, 0) if kernel_module == "sm100" else (9, 0)
+  monkeypatch.setattr(mosaic_gpu_utils, "_infer_arch", lambda: arch)
   # Persistent kernels launch a CTA (or cluster) per SM of the device.
   device = types.SimpleNamespace(core_count=132)
   fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
