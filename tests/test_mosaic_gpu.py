@@ -11,7 +11,6 @@ import types
 
 import jax
 from jax import export
-from jax.experimental.mosaic.gpu import utils as mosaic_gpu_utils
 import jax.numpy as jnp
 import pytest
 import qwix
@@ -333,23 +332,26 @@ def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
     ids=["sm90-grid", "sm90-persistent", "sm100"],
 )
 def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
-  # Mosaic GPU kernels run only on their GPUs, but `jax.export` lowers them
-  # for CUDA on any machine, through Mosaic GPU's own lowering: the series'
-  # sm90 and sm100 forward kernels (patch 0030's loops) lower with a causal
-  # mask and key ranges, each for its compute capability (without a GPU,
-  # Mosaic GPU would assume 9.0). No sm100 GPU has run the series; this is
-  # what checks its kernel.
+  # Mosaic GPU kernels run only on their GPUs, but `jax.export` traces them
+  # and runs Mosaic GPU's lowering for CUDA on any machine (for compute
+  # capability 9.0 without a GPU; PTX comes later, from XLA): the series'
+  # sm90 and sm100 forward kernels (patch 0030's loops) trace and lower with
+  # a causal mask and key ranges. No sm100 GPU has run the series.
   module = getattr(patched.pallas_mosaic_gpu, kernel_module)
   monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
   monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
-  arch = (10, 0) if kernel_module == "sm100" else (9, 0)
-  monkeypatch.setattr(mosaic_gpu_utils, "_infer_arch", lambda: arch)
-  # Persistent kernels launch a CTA (or cluster) per SM of the device.
-  device = types.SimpleNamespace(core_count=132)
-  fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
-  monkeypatch.setattr(mosaic_gpu_lib, "backend", fake_backend)
-  if hasattr(module, "backend"):
-    monkeypatch.setattr(module, "backend", fake_backend)
+  calls = []
+
+  def kernel(*args, **kwargs):
+    calls.append(kwargs["config"])
+    return upstream_kernel(*args, **kwargs)
+
+  upstream_kernel = module.flash_attention_kernel
+  monkeypatch.setattr(module, "flash_attention_kernel", kernel)
+  if persistent:  # One CTA per SM: tokamax reads the device's SM count.
+    device = types.SimpleNamespace(core_count=132)
+    fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
+    monkeypatch.setattr(mosaic_gpu_lib, "backend", fake_backend)
   if kernel_module == "sm100":
     config = upstream.ConfigSM100(block_q=256)  # A CTA's block_q >= 128.
   else:
@@ -367,7 +369,8 @@ def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
   exported = export.export(jax.jit(forward), platforms=["cuda"])(
       q, q, q, k_start
   )
-  assert "custom_call @mosaic_gpu" in exported.mlir_module()
+  assert [type(c) for c in calls] == [module.Config]
+  assert exported.mlir_module().count("custom_call @mosaic_gpu") == 1
 
 
 @hopper_only

@@ -6,8 +6,8 @@ forward + backward functions with tokamax's benchmarking helpers
 them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
 GPU, the time the call's kernels ran on it, read with CUPTI (`timing_method`),
 each timed call right after an untimed one on the same inputs, so inputs that
-fit in the L2 cache (50 MB on an H100 or H200, whose GH100 chips are alike:
-NVIDIA, "NVIDIA Hopper Architecture In-Depth") are timed warm. A round times
+fit in the L2 cache (50 MB on an H100: NVIDIA, "NVIDIA Hopper Architecture
+In-Depth") are timed warm. A round times
 one call on each of `input_sets` input sets in turn and takes their mean; the
 median over `reps` rounds is reported. Peak memory is XLA's memory analysis of
 the compiled forward + backward (an estimate made at compile time, not a
