@@ -7,17 +7,16 @@ them as tokamax's benchmarks do (`tokamax._src.benchmarking`'s timers): on a
 GPU, the time the call's kernels ran on it, read with CUPTI (`timing_method`),
 each timed call right after an untimed one on the same inputs, so inputs that
 fit in the L2 cache (50 MB on an H100: NVIDIA, "NVIDIA Hopper Architecture
-In-Depth") are timed warm. A round times
-one call on each of `input_sets` input sets in turn and takes their mean; the
-median over `reps` rounds is reported. Peak memory is XLA's memory analysis of
-the compiled forward + backward (an estimate made at compile time, not a
-runtime reading; none for a program loaded from JAX's persistent compilation
-cache, whose analysis reads 0). The markdown report's tables: a row per shape,
-with each implementation's forward + backward ms and their ratios; with
-shards, a row per shape, implementation and layout, with the shards' times
-(below); a row per result, with the forward's and the backward's ms and
-TFLOP/s, counting the FLOP of the attended (query, key) pairs only
-(`Shape.fwd_flop`).
+In-Depth") are timed warm. A round times one call on each of `input_sets`
+input sets in turn and takes their mean; the median over `reps` rounds is
+reported. Peak memory is XLA's memory analysis of the compiled forward +
+backward (an estimate made at compile time, not a runtime reading; none for a
+program loaded from JAX's persistent compilation cache, whose analysis reads
+0). The markdown report's tables: a row per shape, with each implementation's
+forward + backward ms and their ratios; with shards, a row per shape,
+implementation and layout, with the shards' times (below); a row per result,
+with the forward's and the backward's ms and TFLOP/s, counting the FLOP of the
+attended (query, key) pairs only (`Shape.fwd_flop`).
 
 With `shards > 1`, a shape is also timed as the devices of a query-sharded
 call would run it (tokamax's `q_sharding`, see `context_parallel`): each
