@@ -295,25 +295,51 @@ def test_our_vjp_takes_either_residual_form(form):
   numerics.assert_close_f32((grads["q"], grads["k"], grads["v"]), expected)
 
 
+def _record_series_kernel(monkeypatch, kernel_module, run=None):
+  """Pretends the GPU is `kernel_module`'s and records its kernel's configs.
+
+  Args:
+    monkeypatch: pytest's fixture.
+    kernel_module: "sm80", "sm90" or "sm100".
+    run: called in the kernel's place; None: the kernel itself.
+
+  Returns:
+    The kernel's module as the op runs it (the series' tree's for sm90 and
+    sm100, tokamax's for sm80) and the list its calls' configs go to.
+  """
+  module = getattr(patched.pallas_mosaic_gpu, kernel_module)
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
+  kernel = run or module.flash_attention_kernel
+  configs = []
+
+  def record(*args, config, **kwargs):
+    configs.append(config)
+    return kernel(*args, config=config, **kwargs)
+
+  monkeypatch.setattr(module, "flash_attention_kernel", record)
+  return module, configs
+
+
+def _kernel_config(kernel_module, **kwargs):
+  """tokamax's config class of `kernel_module`, with `kwargs`."""
+  if kernel_module == "sm100":
+    kwargs.setdefault("block_q", 256)  # A CTA's block_q >= 128 (default 64).
+  return getattr(upstream, f"Config{kernel_module.upper()}")(**kwargs)
+
+
 @pytest.mark.parametrize("kernel_module", ["sm90", "sm100", "sm80"])
 def test_forward_runs_the_series_kernels(monkeypatch, kernel_module):
   # On any device: the op's forward calls the kernel of the series' tree
   # (sm90 and sm100: patch 0030), given tokamax's config as that module's
   # class; sm80's, which the series leaves, is tokamax's own.
-  module = getattr(patched.pallas_mosaic_gpu, kernel_module)
-  configs = []
 
-  def kernel(q, k, v, *args, out_dtype, config, **kwargs):
+  def kernel(q, k, v, *args, out_dtype, **kwargs):
     del k, args, kwargs  # Unused.
-    configs.append(config)
     return jnp.zeros(q.shape[:-1] + v.shape[-1:], out_dtype), None
 
-  monkeypatch.setattr(module, "flash_attention_kernel", kernel)
-  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
-  # sm100 needs `block_q` >= 128 a CTA (its default is 64).
-  kwargs = dict(block_q=256) if kernel_module == "sm100" else {}
-  config = getattr(upstream, f"Config{kernel_module.upper()}")(**kwargs)
+  module, configs = _record_series_kernel(monkeypatch, kernel_module, kernel)
+  config = _kernel_config(kernel_module)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention(
       config=config, bypass_device_check=True
   )
@@ -337,25 +363,14 @@ def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
   # capability 9.0 without a GPU; PTX comes later, from XLA): the series'
   # sm90 and sm100 forward kernels (patch 0030's loops) trace and lower with
   # a causal mask and key ranges. No sm100 GPU has run the series.
-  module = getattr(patched.pallas_mosaic_gpu, kernel_module)
-  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, f"is_{kernel_module}", lambda *_: True)
-  calls = []
-
-  def kernel(*args, **kwargs):
-    calls.append(kwargs["config"])
-    return upstream_kernel(*args, **kwargs)
-
-  upstream_kernel = module.flash_attention_kernel
-  monkeypatch.setattr(module, "flash_attention_kernel", kernel)
+  module, configs = _record_series_kernel(monkeypatch, kernel_module)
   if persistent:  # One CTA per SM: tokamax reads the device's SM count.
     device = types.SimpleNamespace(core_count=132)
     fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
     monkeypatch.setattr(mosaic_gpu_lib, "backend", fake_backend)
-  if kernel_module == "sm100":
-    config = upstream.ConfigSM100(block_q=256)  # A CTA's block_q >= 128.
+    config = _kernel_config(kernel_module, persistent=True)
   else:
-    config = upstream.ConfigSM90(persistent=persistent)
+    config = _kernel_config(kernel_module)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention(
       config=config, bypass_device_check=True
   )
@@ -369,7 +384,7 @@ def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
   exported = export.export(jax.jit(forward), platforms=["cuda"])(
       q, q, q, k_start
   )
-  assert [type(c) for c in calls] == [module.Config]
+  assert [type(c) for c in configs] == [module.Config]
   assert exported.mlir_module().count("custom_call @mosaic_gpu") == 1
 
 
