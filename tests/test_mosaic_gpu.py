@@ -368,9 +368,7 @@ def test_series_kernels_lower_for_cuda(monkeypatch, kernel_module, persistent):
     device = types.SimpleNamespace(core_count=132)
     fake_backend = types.SimpleNamespace(get_default_device=lambda: device)
     monkeypatch.setattr(mosaic_gpu_lib, "backend", fake_backend)
-    config = _kernel_config(kernel_module, persistent=True)
-  else:
-    config = _kernel_config(kernel_module)
+  config = _kernel_config(kernel_module, persistent=persistent)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention(
       config=config, bypass_device_check=True
   )
