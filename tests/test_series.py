@@ -157,6 +157,23 @@ def test_check_through_a_patch_applies_and_checks_the_series_up_to_it(
   assert out.count("through patch 0016.") == len(patched.MODULES)
 
 
+def test_check_through_a_patch_runs_upstreams_tests_on_that_tree(capsys):
+  # Not recorded, run: upstream's tests of the tree of patch 0001 alone, in
+  # two pytest-xdist workers. Importing this package there would apply the
+  # whole series to that tree's tokamax and fail (as it did); its plugin
+  # comes in without it. On the CPU only the plugin's interpret mode lets
+  # the Pallas-Triton tests run at all. Patch 0001's tests of the cap's
+  # gradient (`tanh_clipping`, cap active): 6.
+  code = cli.main(
+      ["patch", "check", "--through", "0001", "--", "-n", "2", "-k",
+       "tanh_clipping"]
+  )
+  out = capsys.readouterr().out
+  assert code == 0, out
+  assert re.search(r"\b6 passed\b", out), out
+  assert "failed" not in out and "error" not in out.lower(), out
+
+
 def test_check_through_rejects_what_names_no_patch(tmp_path, capsys):
   last = len(patched.series())
   for value in ("0", f"{last + 1:04d}", "x"):

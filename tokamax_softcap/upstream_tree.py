@@ -261,7 +261,8 @@ def run_upstream_test(
   Upstream skips its Pallas-Triton VJP test class in open source ("too slow");
   this removes that mark from the tree's working copy (not from the series)
   while the tests run, and puts it back after. Without a GPU, the tests run
-  in interpret mode (`tokamax_softcap.pytest_plugin`).
+  in interpret mode (`tokamax_softcap/pytest_plugin.py`, loaded without this
+  package: see its docstring).
 
   Args:
     tree: A tree made by `build`.
@@ -273,18 +274,13 @@ def run_upstream_test(
   tree = pathlib.Path(tree)
   test = tree / UPSTREAM_TEST
   source = test.read_text()
-  # The tree is tokamax; this package (for the plugin) and the rest of the
-  # environment's path stay importable.
-  path = [str(tree), str(pathlib.Path(__file__).parent.parent)]
+  # The tree is tokamax, then the environment's path; this package's
+  # directory comes last, for the plugin and its `interpret` alone.
+  path = [str(tree)]
   path += filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))
+  path.append(str(pathlib.Path(__file__).parent))
   env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-  command = [
-      sys.executable,
-      "-m",
-      "pytest",
-      "-p",
-      "tokamax_softcap.pytest_plugin",
-  ]
+  command = [sys.executable, "-m", "pytest", "-p", "pytest_plugin"]
   # Upstream's `long` marker is registered in its own (unshipped) config.
   quiet = [
       "-p",
