@@ -92,7 +92,7 @@ def test_write_report_writes_every_format(tmp_path):
           error="out of memory",
       )
   )
-  environment = dict(date="2026-12-01", device="gpu: NVIDIA H200")
+  environment = dict(date="2026-12-01", device="NVIDIA H200")
   out = tmp_path / "new"  # Created.
   paths = bench.write_report(out, environment, results)
   names = ["bench.json", "bench.csv", "bench.md", "bench.png"]
@@ -106,7 +106,7 @@ def test_write_report_writes_every_format(tmp_path):
   assert [r["implementation"] for r in rows] == ["ours", "ours-nocap", "xla"]
   assert rows[2]["error"] == "out of memory" and rows[2]["fwd_bwd_ms"] == ""
   table = paths[2].read_text().splitlines()
-  assert table[0] == "date 2026-12-01, device gpu: NVIDIA H200"
+  assert table[0] == "date 2026-12-01, device NVIDIA H200"
   assert table[2].startswith(
       "| shape | ours fwd+bwd (ms) | ours-nocap fwd+bwd (ms) |"
       " xla fwd+bwd (ms) |"
@@ -225,7 +225,7 @@ def test_interrupted_sweep_writes_what_it_timed(tmp_path, monkeypatch):
       reps=20,
       input_sets=1,
       out=tmp_path,
-      environment=dict(device="gpu: NVIDIA H200"),
+      environment=dict(device="NVIDIA H200"),
   )
   assert code == 130
   report = json.loads((tmp_path / "bench.json").read_text())
@@ -247,7 +247,7 @@ def test_sweep_interrupted_before_any_result(tmp_path, monkeypatch, capsys):
       reps=20,
       input_sets=1,
       out=tmp_path / "out",
-      environment=dict(device="gpu: NVIDIA H200"),
+      environment=dict(device="NVIDIA H200"),
   )
   assert code == 130
   assert "interrupted before any result" in capsys.readouterr().err

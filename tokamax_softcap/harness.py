@@ -126,10 +126,9 @@ def cpu_sized(config: Config) -> Config:
 
 def environment() -> dict[str, str]:
   """Returns the facts of a run to report: date, device, versions."""
-  device = jax.devices()[0]
   return dict(
       date=datetime.date.today().isoformat(),
-      device=f"{device.platform}: {device.device_kind}",
+      device=device_name(interpreted=False, reduced=False),
       python=platform.python_version(),
       jax=jax.__version__,
       tokamax=tokamax.__version__,
