@@ -158,11 +158,11 @@ def test_check_through_a_patch_applies_and_checks_the_series_up_to_it(
 
 
 def test_check_through_a_patch_runs_upstreams_tests_on_that_tree(capsys):
-  # Not recorded, run: upstream's tests of the tree of patch 0001 alone, in
-  # two pytest-xdist workers. Importing this package there would apply the
-  # whole series to that tree's tokamax and fail (as it did); its plugin
-  # comes in without it. On the CPU only the plugin's interpret mode lets
-  # the Pallas-Triton tests run at all. Patch 0001's tests of the cap's
+  # Unlike the test above, upstream's tests really run: on the tree of patch
+  # 0001 alone, in two pytest-xdist workers. Importing this package there
+  # would apply the whole series to that tree's tokamax and fail (it did);
+  # the plugin comes in without it, and on the CPU only its interpret mode
+  # lets the Pallas-Triton tests run. Patch 0001's tests of the cap's
   # gradient (`tanh_clipping`, cap active): 6.
   code = cli.main(
       ["patch", "check", "--through", "0001", "--", "-n", "2", "-k",
