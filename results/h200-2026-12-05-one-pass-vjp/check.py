@@ -1,0 +1,76 @@
+"""Checks the one-pass kernel's dq, dk, dv against an fp32 XLA reference.
+
+`python check.py [--interpret]`: on the GPU, or in Mosaic GPU's interpreter
+on a CPU (`--interpret`, tiny shapes). Exits 1 if any variant's errors are
+not within bf16 bounds; prints the errors.
+"""
+import dataclasses
+import math
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import one_pass_vjp as opv
+
+CAP = 50.0
+
+
+def reference(q, k, v, cap, causal, scale):
+  b, t, h, d = q.shape
+  hk = k.shape[2]
+  k = jnp.repeat(k, h // hk, axis=2)
+  v = jnp.repeat(v, h // hk, axis=2)
+  u = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale
+  s = u if cap is None else cap * jnp.tanh(u / cap)
+  if causal:
+    s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -jnp.inf)
+  m = s.max(-1)
+  l = jnp.exp(s - m[..., None]).sum(-1)
+  p = jnp.exp(s - m[..., None]) / l[..., None]
+  return jnp.einsum("bhqk,bkhd->bqhd", p, v), (m, l)
+
+
+def check(shape, variant, cap, interpret, seed=0):
+  b, t, h, hk, d = shape
+  keys = jax.random.split(jax.random.PRNGKey(seed), 4)
+  scale = 1 / math.sqrt(d)
+  q = (math.sqrt(CAP) * jax.random.normal(keys[0], (b, t, h, d))).astype(jnp.bfloat16)
+  k = (math.sqrt(CAP) * jax.random.normal(keys[1], (b, t, hk, d))).astype(jnp.bfloat16)
+  v = jax.random.normal(keys[2], (b, t, hk, d)).astype(jnp.bfloat16)
+  dout = jax.random.normal(keys[3], (b, t, h, d)).astype(jnp.bfloat16)
+  f32 = lambda x: x.astype(jnp.float32)
+  f = lambda q, k, v: reference(q, k, v, cap, True, scale)[0]
+  out, vjp = jax.vjp(f, f32(q), f32(k), f32(v))
+  grads = vjp(f32(dout))
+  _, (m, l) = reference(f32(q), f32(k), f32(v), cap, True, scale)
+  delta = jnp.einsum("bqhd,bqhd->bhq", out.astype(jnp.bfloat16).astype(jnp.float32), f32(dout))
+  got = jax.jit(lambda *a: opv.one_pass_vjp(
+      *a, logits_scale=scale, logits_soft_cap=cap, is_causal=True,
+      variant=variant, interpret=interpret))(
+          q, k, v, opv.residuals_to_lse2(m, l), delta, dout)
+  errs = []
+  for name, g, r in zip(("dq", "dk", "dv"), got, grads):
+    g = np.asarray(f32(g)); r = np.asarray(r)
+    if not np.isfinite(g).all():
+      return False, f"{name} not finite"
+    errs.append(float(np.abs(g - r).max() / (np.abs(r).max() + 1e-30)))
+  # bf16 outputs and bf16 dot operands: 2^-8 relative is one rounding; the
+  # gradients sum many rounded terms, 3e-2 of the max is a bf16 bound.
+  return all(e < 3e-2 for e in errs), " ".join(f"{n} {e:.2e}" for n, e in zip(("dq", "dk", "dv"), errs))
+
+
+if __name__ == "__main__":
+  interpret = "--interpret" in sys.argv
+  shape = (1, 256, 2, 1, 64) if interpret else (2, 1024, 4, 2, 128)
+  ok_all = True
+  variants = [opv.Variant(), opv.Variant(fold_cap=True)]
+  if interpret:
+    variants = [dataclasses.replace(v, a_from_smem=True) for v in variants]
+  for variant in variants:
+    for cap in (CAP, None):
+      ok, msg = check(shape, variant, cap, interpret)
+      ok_all &= ok
+      print(f"{variant.name():40s} cap={cap}: {'ok' if ok else 'FAIL'} {msg}", flush=True)
+  sys.exit(0 if ok_all else 1)

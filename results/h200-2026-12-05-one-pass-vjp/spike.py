@@ -1,0 +1,96 @@
+"""Checks, then times, the one-pass VJP against both two-kernel VJPs.
+
+`python spike.py`, on an H200 from this directory: the kernel's gradients
+against an fp32 reference (`check.py`), and the composed op's; then, at B2
+T8192, 16/16 heads, head_dim 128, causal, bf16, cap 50, Mosaic GPU's
+forward alone and forward + backward with each VJP, timed by
+`tokamax_softcap.bench` (CUPTI kernel time, median of 20 rounds of 4 input
+sets), all in this one process. Backward ms = forward + backward - forward;
+TFLOP/s in the 2.5x-forward convention.
+"""
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic
+import tokamax_softcap
+from tokamax_softcap import bench
+
+import check
+import one_pass_vjp as opv
+
+V = opv.Variant
+VARIANTS = [
+    V(),
+    V(fold_cap=True),
+    V(fold_cap=True, memory_registers=24),
+    V(fold_cap=True, compute_wgs=1),
+    V(fold_cap=True, num_stages=1),
+    V(fold_cap=True, probe="nocap"),
+    V(fold_cap=True, probe="nodq"),
+]
+CHECKED = VARIANTS[:5]
+
+
+def composed_check():
+  """Gradients of Mosaic GPU's forward with the one-pass VJP vs fp32 XLA."""
+  b, t, h, d = 2, 1024, 4, 128
+  keys = jax.random.split(jax.random.PRNGKey(1), 4)
+  q = (7 * jax.random.normal(keys[0], (b, t, h, d))).astype(jnp.bfloat16)
+  k = (7 * jax.random.normal(keys[1], (b, t, h // 2, d))).astype(jnp.bfloat16)
+  v = jax.random.normal(keys[2], (b, t, h // 2, d)).astype(jnp.bfloat16)
+  op = upstream_mosaic.PallasMosaicGpuFlashAttention(vjp=opv.OnePassVjp())
+  f = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0)
+  r = lambda q, k, v: check.reference(q, k, v, 50.0, True, d**-0.5)[0]
+  f32 = lambda x: x.astype(jnp.float32)
+  out, vjp = jax.vjp(f, q, k, v)
+  ref_out, ref_vjp = jax.vjp(r, f32(q), f32(k), f32(v))
+  dout = jax.random.normal(keys[3], out.shape).astype(out.dtype)
+  got, want = vjp(dout), ref_vjp(f32(dout))
+  errs = [float(jnp.abs(f32(g) - w).max() / jnp.abs(w).max()) for g, w in zip(got, want)]
+  # The cap is active: capped and uncapped references differ.
+  nocap = jax.vjp(lambda q, k, v: check.reference(q, k, v, None, True, d**-0.5)[0], f32(q), f32(k), f32(v))[1](f32(dout))
+  active = float(jnp.abs(nocap[0] - want[0]).max() / jnp.abs(want[0]).max())
+  ok = all(e < 3e-2 for e in errs) and active > 0.1
+  print(f"composed op: {'ok' if ok else 'FAIL'} dq/dk/dv {errs[0]:.2e} {errs[1]:.2e} {errs[2]:.2e}; uncapped dq differs by {active:.2f}", flush=True)
+  return ok
+
+
+def main():
+  print(jax.devices()[0].device_kind, jax.__version__, flush=True)
+  ok = True
+  for variant in CHECKED:
+    for cap in (check.CAP, None):
+      good, msg = check.check((2, 1024, 4, 2, 128), variant, cap, False)
+      ok &= good
+      print(f"check {variant.name():36s} cap={cap}: {'ok' if good else 'FAIL'} {msg}", flush=True)
+  ok &= composed_check()
+
+  shape = bench.Shape(seq_len=8192, head_dim=128, heads="mha", mask="causal", batch=2)
+  sets = bench._inputs(shape, jnp.bfloat16, bench.INPUT_SETS)
+  capped = dict(logits_soft_cap=bench.CAP)
+  mosaic = upstream_mosaic.PallasMosaicGpuFlashAttention
+  flop = 2.5 * shape.fwd_flop()
+  fwd_ms, _ = bench._time(mosaic(), capped, shape, "fwd", sets, bench.REPS)
+  print(f"{shape}: Mosaic GPU forward {fwd_ms:.3f} ms", flush=True)
+  rows = [
+      ("Mosaic GPU VJP (two kernels)", mosaic()),
+      ("our Triton VJP (two kernels)", mosaic(vjp=tokamax_softcap.PallasTritonFlashAttentionVjp())),
+  ] + [(f"one-pass {v.name()}", mosaic(vjp=opv.OnePassVjp(v))) for v in VARIANTS]
+  print("| VJP | fwd+bwd ms | bwd ms | bwd TFLOP/s |\n|---|---|---|---|", flush=True)
+  for name, op in rows:
+    t0 = time.time()
+    try:
+      fb, _ = bench._time(op, capped, shape, "fwd+bwd", sets, bench.REPS)
+    except Exception as e:  # pylint: disable=broad-except
+      print(f"| {name} | error: {type(e).__name__}: {str(e)[:300]} |", flush=True)
+      continue
+    bwd = fb - fwd_ms
+    print(f"| {name} | {fb:.3f} | {bwd:.3f} | {flop / bwd / 1e9:.0f} |  ({time.time() - t0:.0f} s)", flush=True)
+  sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+  main()
