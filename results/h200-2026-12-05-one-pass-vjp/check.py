@@ -65,7 +65,8 @@ if __name__ == "__main__":
   interpret = "--interpret" in sys.argv
   shape = (1, 256, 2, 1, 64) if interpret else (2, 1024, 4, 2, 128)
   ok_all = True
-  variants = [opv.Variant(), opv.Variant(fold_cap=True)]
+  variants = [opv.Variant(), opv.Variant(fold_cap=True),
+              opv.Variant(fold_cap=True, shared_dq=True)]
   if interpret:
     variants = [dataclasses.replace(v, a_from_smem=True) for v in variants]
   for variant in variants:

@@ -54,8 +54,15 @@ class Variant:
     a_from_smem: Store P^T and dS^T to shared memory and feed the dV and dK
       dots from there, not from registers (Mosaic GPU's interpreter takes
       only shared-memory operands).
+    shared_dq: The compute warpgroups share dS^T through shared memory
+      (double-buffered, one barrier per step) and each computes and adds
+      `head_dim / compute_wgs` columns of dq over all the CTA's keys, as
+      FlashAttention-3 does: half the f32 stores and reduce-add bytes.
     probe: "" (the VJP), or "nocap" (the same kernel without the cap, to
-      price the cap), or "nodq" (no dq dot or store: the dk/dv pass alone).
+      price the cap), or "nodq" (no dq dot or store: the dk/dv pass alone),
+      or "nodqadd" (the dq dot and its f32 store to shared memory, no
+      reduce-add to global memory: prices the TMA reduce). Probes are wrong
+      by design and only timed.
   """
 
   block_q: int = 64
@@ -65,6 +72,7 @@ class Variant:
   memory_registers: int = 40
   fold_cap: bool = False
   a_from_smem: bool = False
+  shared_dq: bool = False
   probe: str = ""
 
   def name(self) -> str:
@@ -105,11 +113,13 @@ def one_pass_vjp(
     logits_soft_cap = None
   dtype = q.dtype
   num_q_blocks = seq_q // block_q
+  shared = variant.shared_dq
+  dq_cols = head_dim // wgs if shared else head_dim
 
   def kernel(
       q_gmem, k_gmem, v_gmem, dout_gmem, lse_gmem, delta_gmem,
       dq_gmem, dk_gmem, dv_gmem,
-      k_smems, v_smems, ds_smems, dq_smems, p_smems, barriers,
+      k_smems, v_smems, ds_smems, dq_smems, p_smems, barriers, ds_ready,
   ):  # pyformat: disable
     bi = lax.axis_index("batch")
     hk = lax.axis_index("heads")
@@ -119,12 +129,15 @@ def one_pass_vjp(
     ks = pl.ds(kv_base, block_kv)
     lb = lax.div(ki * tile_kv, block_q) if is_causal else 0
     k_smem, v_smem = k_smems.at[wg], v_smems.at[wg]
-    ds_smem, dq_smem = ds_smems.at[wg], dq_smems.at[wg]
+    dq_smem = dq_smems.at[wg]
     p_smem = None if p_smems is None else p_smems.at[wg]
     barrier = barriers.at[wg]
     # Mosaic GPU's interpreter has no reducing TMA store: there, each key
     # block writes its own dq part, summed after the kernel.
-    dq_b = dq_gmem.at[bi] if not interpret else dq_gmem.at[bi, ki * wgs + wg]
+    if interpret:
+      dq_b = dq_gmem.at[bi, ki] if shared else dq_gmem.at[bi, ki * wgs + wg]
+    else:
+      dq_b = dq_gmem.at[bi]
     reduction = None if interpret else "add"
 
     def compute_thread(pipeline_callback):
@@ -153,6 +166,8 @@ def one_pass_vjp(
     ):  # pyformat: disable
       i, j = index
       q_base = (lb + i) * block_q
+      slot = lax.rem(i * group + j, 2) if shared else 0
+      ds_smem = ds_smems.at[slot, wg]
       hi = hk * group + j
       dk_acc, dv_acc = carry
 
@@ -204,25 +219,35 @@ def one_pass_vjp(
       if variant.probe != "nodq" or p_smem is not None:
         ds_smem[...] = ds16
         plgpu.commit_smem()
+      if shared and variant.probe != "nodq":
+        plgpu.barrier_arrive(ds_ready)  # Every warpgroup's dS^T is stored.
+        plgpu.barrier_wait(ds_ready)
       plgpu.wgmma(dk_acc, ds16 if p_smem is None else ds_smem, q_smem)
       if variant.probe != "nodq":
 
         def compute_dq(acc):
-          plgpu.wgmma(acc, ds_smem.T, k_smem)
+          if shared:
+            cols = pl.ds(wg * dq_cols, dq_cols)
+            for u in range(wgs):
+              plgpu.wgmma(acc, ds_smems.at[slot, u].T, k_smems.at[u, :, cols])
+          else:
+            plgpu.wgmma(acc, ds_smem.T, k_smem)
           plgpu.wgmma_wait(1)  # The dk dot and those before it are done.
           plgpu.barrier_arrive(dout_consumed)
           plgpu.barrier_arrive(q_consumed)
           return acc[...]
 
         dq = pl.run_scoped(
-            compute_dq, plgpu.ACC((block_q, head_dim), jnp.float32)
+            compute_dq, plgpu.ACC((block_q, dq_cols), jnp.float32)
         )
         plgpu.wait_smem_to_gmem(0, wait_read_only=True)
         dq_smem[...] = dq * logits_scale
         plgpu.commit_smem()
-        plgpu.copy_smem_to_gmem(
-            dq_smem, dq_b.at[pl.ds(q_base, block_q), hi], reduction_op=reduction
-        )
+        dq_dst = dq_b.at[pl.ds(q_base, block_q), hi]
+        if shared:
+          dq_dst = dq_dst.at[:, pl.ds(wg * dq_cols, dq_cols)]
+        if variant.probe != "nodqadd":
+          plgpu.copy_smem_to_gmem(dq_smem, dq_dst, reduction_op=reduction)
       else:
         plgpu.wgmma_wait(0)
         plgpu.barrier_arrive(dout_consumed)
@@ -255,7 +280,8 @@ def one_pass_vjp(
   def smem(shape, dt, what):
     return mgpu_lib.tiled_swizzled_smem((wgs, *shape), dt, what)
 
-  dq_shape = q.shape if not interpret else (batch, seq_kv // block_kv, *q.shape[1:])
+  num_parts = seq_kv // (tile_kv if shared else block_kv)
+  dq_shape = q.shape if not interpret else (batch, num_parts, *q.shape[1:])
   dq_ref = jax.new_ref(jnp.zeros(dq_shape, jnp.float32))
 
   def kernel_with_dq(*refs):
@@ -271,10 +297,13 @@ def one_pass_vjp(
       scratch_types=[
           smem((block_kv, head_dim), dtype, "k"),
           smem((block_kv, head_dim), dtype, "v"),
-          smem((block_kv, block_q), dtype, "ds"),
-          smem((block_q, head_dim), jnp.float32, "dq"),
+          mgpu_lib.tiled_swizzled_smem(
+              (2 if shared else 1, wgs, block_kv, block_q), dtype, "ds"
+          ),
+          smem((block_q, dq_cols), jnp.float32, "dq"),
           smem((block_kv, block_q), dtype, "p") if variant.a_from_smem else None,
           plgpu.Barrier(num_barriers=wgs, num_arrivals=2),
+          plgpu.Barrier(num_arrivals=wgs) if shared else None,
       ],
       compiler_params=plgpu.CompilerParams(approx_math=True),
       grid=(batch, num_kv_heads, seq_kv // tile_kv),

@@ -23,15 +23,16 @@ import one_pass_vjp as opv
 
 V = opv.Variant
 VARIANTS = [
-    V(),
     V(fold_cap=True),
     V(fold_cap=True, memory_registers=24),
-    V(fold_cap=True, compute_wgs=1),
-    V(fold_cap=True, num_stages=1),
-    V(fold_cap=True, probe="nocap"),
-    V(fold_cap=True, probe="nodq"),
+    V(fold_cap=True, memory_registers=24, shared_dq=True),
+    V(fold_cap=True, memory_registers=24, compute_wgs=1),
+    V(fold_cap=True, memory_registers=24, shared_dq=True, probe="nocap"),
+    V(fold_cap=True, memory_registers=24, probe="nodqadd"),
+    V(fold_cap=True, memory_registers=24, shared_dq=True, probe="nodqadd"),
+    V(fold_cap=True, memory_registers=24, probe="nodq"),
 ]
-CHECKED = VARIANTS[:5]
+CHECKED = VARIANTS[:4]
 
 
 def composed_check():
@@ -41,14 +42,18 @@ def composed_check():
   q = (7 * jax.random.normal(keys[0], (b, t, h, d))).astype(jnp.bfloat16)
   k = (7 * jax.random.normal(keys[1], (b, t, h // 2, d))).astype(jnp.bfloat16)
   v = jax.random.normal(keys[2], (b, t, h // 2, d)).astype(jnp.bfloat16)
-  op = upstream_mosaic.PallasMosaicGpuFlashAttention(vjp=opv.OnePassVjp())
+  op = upstream_mosaic.PallasMosaicGpuFlashAttention(vjp=opv.OnePassVjp(VARIANTS[2]))
   f = lambda q, k, v: op(q, k, v, is_causal=True, logits_soft_cap=50.0)
   r = lambda q, k, v: check.reference(q, k, v, 50.0, True, d**-0.5)[0]
   f32 = lambda x: x.astype(jnp.float32)
-  out, vjp = jax.vjp(f, q, k, v)
-  ref_out, ref_vjp = jax.vjp(r, f32(q), f32(k), f32(v))
-  dout = jax.random.normal(keys[3], out.shape).astype(out.dtype)
-  got, want = vjp(dout), ref_vjp(f32(dout))
+  # Under jit: the kernel's dq accumulator (`jax.new_ref`) is traced, not eager.
+  dout = jax.random.normal(keys[3], q.shape).astype(q.dtype)
+  grad = jax.jit(lambda *a: jax.vjp(f, *a[:3])[1](a[3]))
+  got = grad(q, k, v, dout)
+  # dq's reduce-adds land in the CTAs' order: run-to-run differences.
+  rerun = max(float(jnp.abs(f32(grad(q, k, v, dout)[0]) - f32(got[0])).max()) for _ in range(5))
+  print(f"composed op: dq run-to-run max difference over 5 reruns {rerun:.3e} (max |dq| {float(jnp.abs(f32(got[0])).max()):.3e})", flush=True)
+  want = jax.vjp(r, f32(q), f32(k), f32(v))[1](f32(dout))
   errs = [float(jnp.abs(f32(g) - w).max() / jnp.abs(w).max()) for g, w in zip(got, want)]
   # The cap is active: capped and uncapped references differ.
   nocap = jax.vjp(lambda q, k, v: check.reference(q, k, v, None, True, d**-0.5)[0], f32(q), f32(k), f32(v))[1](f32(dout))
@@ -66,7 +71,11 @@ def main():
       good, msg = check.check((2, 1024, 4, 2, 128), variant, cap, False)
       ok &= good
       print(f"check {variant.name():36s} cap={cap}: {'ok' if good else 'FAIL'} {msg}", flush=True)
-  ok &= composed_check()
+  try:
+    ok &= composed_check()
+  except Exception as e:  # pylint: disable=broad-except
+    ok = False
+    print(f"composed op: error {type(e).__name__}: {str(e)[:300]}", flush=True)
 
   shape = bench.Shape(seq_len=8192, head_dim=128, heads="mha", mask="causal", batch=2)
   sets = bench._inputs(shape, jnp.bfloat16, bench.INPUT_SETS)
