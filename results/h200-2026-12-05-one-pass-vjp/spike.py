@@ -9,11 +9,9 @@ sets), all in this one process. Backward ms = forward + backward - forward;
 TFLOP/s in the 2.5x-forward convention.
 """
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream_mosaic
 import tokamax_softcap
 from tokamax_softcap import bench
@@ -63,6 +61,27 @@ def composed_check():
   return ok
 
 
+def time_vjps(shape, vjps):
+  """Prints Mosaic GPU's forward time, then a row per `(name, vjp)`."""
+  sets = bench._inputs(shape, jnp.bfloat16, bench.INPUT_SETS)
+  capped = dict(logits_soft_cap=bench.CAP)
+  mosaic = upstream_mosaic.PallasMosaicGpuFlashAttention
+  flop = 2.5 * shape.fwd_flop()
+  fwd_ms, _ = bench._time(mosaic(), capped, shape, "fwd", sets, bench.REPS)
+  print(f"{shape}: Mosaic GPU forward {fwd_ms:.3f} ms", flush=True)
+  print("| shape | VJP | fwd+bwd ms | bwd ms | bwd TFLOP/s |\n|---|---|---|---|---|", flush=True)
+  for name, vjp in vjps:
+    op = mosaic() if vjp is None else mosaic(vjp=vjp)
+    try:
+      fb, _ = bench._time(op, capped, shape, "fwd+bwd", sets, bench.REPS)
+    except Exception as e:  # pylint: disable=broad-except
+      print(f"| {shape} | {name} | error: {type(e).__name__}: {str(e)[:300]} |", flush=True)
+      continue
+    bwd = fb - fwd_ms
+    print(f"| {shape} | {name} | {fb:.3f} | {bwd:.3f} | {flop / bwd / 1e9:.0f} |", flush=True)
+  return sets
+
+
 def main():
   print(jax.devices()[0].device_kind, jax.__version__, flush=True)
   ok = True
@@ -78,26 +97,10 @@ def main():
     print(f"composed op: error {type(e).__name__}: {str(e)[:300]}", flush=True)
 
   shape = bench.Shape(seq_len=8192, head_dim=128, heads="mha", mask="causal", batch=2)
-  sets = bench._inputs(shape, jnp.bfloat16, bench.INPUT_SETS)
-  capped = dict(logits_soft_cap=bench.CAP)
-  mosaic = upstream_mosaic.PallasMosaicGpuFlashAttention
-  flop = 2.5 * shape.fwd_flop()
-  fwd_ms, _ = bench._time(mosaic(), capped, shape, "fwd", sets, bench.REPS)
-  print(f"{shape}: Mosaic GPU forward {fwd_ms:.3f} ms", flush=True)
-  rows = [
-      ("Mosaic GPU VJP (two kernels)", mosaic()),
-      ("our Triton VJP (two kernels)", mosaic(vjp=tokamax_softcap.PallasTritonFlashAttentionVjp())),
-  ] + [(f"one-pass {v.name()}", mosaic(vjp=opv.OnePassVjp(v))) for v in VARIANTS]
-  print("| VJP | fwd+bwd ms | bwd ms | bwd TFLOP/s |\n|---|---|---|---|", flush=True)
-  for name, op in rows:
-    t0 = time.time()
-    try:
-      fb, _ = bench._time(op, capped, shape, "fwd+bwd", sets, bench.REPS)
-    except Exception as e:  # pylint: disable=broad-except
-      print(f"| {name} | error: {type(e).__name__}: {str(e)[:300]} |", flush=True)
-      continue
-    bwd = fb - fwd_ms
-    print(f"| {name} | {fb:.3f} | {bwd:.3f} | {flop / bwd / 1e9:.0f} |  ({time.time() - t0:.0f} s)", flush=True)
+  time_vjps(shape, [
+      ("Mosaic GPU VJP (two kernels)", None),
+      ("our Triton VJP (two kernels)", tokamax_softcap.PallasTritonFlashAttentionVjp()),
+  ] + [(f"one-pass {v.name()}", opv.OnePassVjp(v)) for v in VARIANTS])
   sys.exit(0 if ok else 1)
 
 
@@ -110,26 +113,13 @@ def grid():
       good, msg = check.check(shape, best, cap, False)
       print(f"check {shape} cap={cap}: {'ok' if good else 'FAIL'} {msg}", flush=True)
   mosaic = upstream_mosaic.PallasMosaicGpuFlashAttention
-  capped = dict(logits_soft_cap=bench.CAP)
   for d, heads in ((128, "mha"), (128, "gqa-32/16"), (128, "gqa-16/8"), (64, "gqa-16/8"), (64, "mha"), (256, "gqa-16/8")):
     shape = bench.Shape(seq_len=8192, head_dim=d, heads=heads, mask="causal", batch=2)
-    sets = bench._inputs(shape, jnp.bfloat16, bench.INPUT_SETS)
-    flop = 2.5 * shape.fwd_flop()
-    fwd_ms, _ = bench._time(mosaic(), capped, shape, "fwd", sets, bench.REPS)
-    print(f"{shape}: Mosaic GPU forward {fwd_ms:.3f} ms", flush=True)
-    rows = [
-        ("Mosaic GPU VJP", mosaic()),
-        ("our Triton VJP", mosaic(vjp=tokamax_softcap.PallasTritonFlashAttentionVjp())),
-        (f"one-pass {best.name()}", mosaic(vjp=opv.OnePassVjp(best))),
-    ]
-    for name, op in rows:
-      try:
-        fb, _ = bench._time(op, capped, shape, "fwd+bwd", sets, bench.REPS)
-      except Exception as e:  # pylint: disable=broad-except
-        print(f"| {shape} | {name} | error: {type(e).__name__}: {str(e)[:300]} |", flush=True)
-        continue
-      bwd = fb - fwd_ms
-      print(f"| {shape} | {name} | {fb:.3f} | {bwd:.3f} | {flop / bwd / 1e9:.0f} |", flush=True)
+    sets = time_vjps(shape, [
+        ("Mosaic GPU VJP", None),
+        ("our Triton VJP", tokamax_softcap.PallasTritonFlashAttentionVjp()),
+        (f"one-pass {best.name()}", opv.OnePassVjp(best)),
+    ])
     if d == 128 and heads == "mha":
       # dq's reduce-adds land in the CTAs' order: bitwise run-to-run spread.
       q, k, v = sets[0]
