@@ -2,7 +2,8 @@
 
 `python check.py [--interpret]`: on the GPU, or in Mosaic GPU's interpreter
 on a CPU (`--interpret`, tiny shapes). Exits 1 if any variant's errors are
-not within bf16 bounds; prints the errors.
+not within bf16 bounds; prints the errors. `python check.py --vs-triton`:
+our Triton VJP's errors beside the one-pass VJP's, on a CPU.
 """
 import dataclasses
 import math
@@ -61,7 +62,45 @@ def check(shape, variant, cap, interpret, seed=0):
   return all(e < 3e-2 for e in errs), " ".join(f"{n} {e:.2e}" for n, e in zip(("dq", "dk", "dv"), errs))
 
 
+def versus_triton(seeds=3):
+  """Prints errors of our Triton VJP and the one-pass VJP on the same inputs.
+
+  In the interpreter on a CPU, B1 T512 4/2 heads, head_dim 64, causal, cap
+  50: both VJPs take the residuals and `out` of the Triton forward.
+  """
+  import tokamax_softcap  # pylint: disable=g-import-not-at-top
+  from tokamax_softcap import interpret  # pylint: disable=g-import-not-at-top
+
+  b, t, h, hk, d = 1, 512, 4, 2, 64
+  scale = d**-0.5
+  f32 = lambda x: x.astype(jnp.float32)
+  err = lambda g, r: float(jnp.abs(f32(g) - r).max() / jnp.abs(r).max())
+  op = tokamax_softcap.PallasTritonFlashAttention()
+  f = lambda q, k, v, **kw: op(q, k, v, is_causal=True, logits_soft_cap=CAP, **kw)
+  variant = opv.Variant(fold_cap=True, shared_dq=True, a_from_smem=True)
+  for seed in range(seeds):
+    keys = jax.random.split(jax.random.PRNGKey(seed), 4)
+    q = (math.sqrt(CAP) * jax.random.normal(keys[0], (b, t, h, d))).astype(jnp.bfloat16)
+    k = (math.sqrt(CAP) * jax.random.normal(keys[1], (b, t, hk, d))).astype(jnp.bfloat16)
+    v = jax.random.normal(keys[2], (b, t, hk, d)).astype(jnp.bfloat16)
+    dout = jax.random.normal(keys[3], (b, t, h, d)).astype(jnp.bfloat16)
+    ref = jax.vjp(lambda *a: reference(*a, CAP, True, scale)[0], f32(q), f32(k), f32(v))[1](f32(dout))
+    with interpret.interpret():
+      triton = jax.jit(jax.vjp(jax.jit(f), q, k, v)[1])(dout)
+      out, (m, l) = jax.jit(lambda *a: f(*a, return_residuals=True))(q, k, v)
+    delta = jnp.einsum("bqhd,bqhd->bhq", f32(out), f32(dout))
+    one_pass = jax.jit(lambda *a: opv.one_pass_vjp(
+        *a, logits_scale=scale, logits_soft_cap=CAP, is_causal=True,
+        variant=variant, interpret=True))(
+            q, k, v, opv.residuals_to_lse2(m, l), delta, dout)
+    fmt = lambda gs: " ".join(f"{err(g, r):.2e}" for g, r in zip(gs, ref))
+    print(f"seed {seed}: dq/dk/dv Triton VJP {fmt(triton)}, one-pass {fmt(one_pass)}", flush=True)
+
+
 if __name__ == "__main__":
+  if "--vs-triton" in sys.argv:
+    versus_triton()
+    sys.exit(0)
   interpret = "--interpret" in sys.argv
   shape = (1, 256, 2, 1, 64) if interpret else (2, 1024, 4, 2, 128)
   ok_all = True
