@@ -8,6 +8,7 @@ forward alone and forward + backward with each VJP, timed by
 sets), all in this one process. Backward ms = forward + backward - forward;
 TFLOP/s in the 2.5x-forward convention.
 """
+import dataclasses
 import sys
 
 import jax
@@ -119,7 +120,8 @@ def grid():
         ("Mosaic GPU VJP", None),
         ("our Triton VJP", tokamax_softcap.PallasTritonFlashAttentionVjp()),
         (f"one-pass {best.name()}", opv.OnePassVjp(best)),
-    ])
+    ] + ([(f"one-pass {v.name()}", opv.OnePassVjp(v)) for v in (
+        dataclasses.replace(best, a_from_smem=True),)] if d == 128 and heads == "mha" else []))
     if d == 128 and heads == "mha":
       # dq's reduce-adds land in the CTAs' order: bitwise run-to-run spread.
       q, k, v = sets[0]
