@@ -18,7 +18,7 @@ import one_pass_vjp as opv
 CAP = 50.0
 
 
-def reference(q, k, v, cap, causal, scale):
+def reference(q, k, v, cap, causal, scale, window=None):
   b, t, h, d = q.shape
   hk = k.shape[2]
   k = jnp.repeat(k, h // hk, axis=2)
@@ -26,14 +26,16 @@ def reference(q, k, v, cap, causal, scale):
   u = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale
   s = u if cap is None else cap * jnp.tanh(u / cap)
   if causal:
-    s = jnp.where(jnp.tril(jnp.ones((t, t), bool)), s, -jnp.inf)
+    i, j = jnp.arange(t)[:, None], jnp.arange(t)[None, :]
+    keep = (j <= i) if window is None else (j <= i) & (j > i - window)
+    s = jnp.where(keep, s, -jnp.inf)
   m = s.max(-1)
   l = jnp.exp(s - m[..., None]).sum(-1)
   p = jnp.exp(s - m[..., None]) / l[..., None]
   return jnp.einsum("bhqk,bkhd->bqhd", p, v), (m, l)
 
 
-def check(shape, variant, cap, interpret, seed=0):
+def check(shape, variant, cap, interpret, seed=0, window=None):
   b, t, h, hk, d = shape
   keys = jax.random.split(jax.random.PRNGKey(seed), 4)
   scale = 1 / math.sqrt(d)
@@ -42,14 +44,14 @@ def check(shape, variant, cap, interpret, seed=0):
   v = jax.random.normal(keys[2], (b, t, hk, d)).astype(jnp.bfloat16)
   dout = jax.random.normal(keys[3], (b, t, h, d)).astype(jnp.bfloat16)
   f32 = lambda x: x.astype(jnp.float32)
-  f = lambda q, k, v: reference(q, k, v, cap, True, scale)[0]
+  f = lambda q, k, v: reference(q, k, v, cap, True, scale, window)[0]
   out, vjp = jax.vjp(f, f32(q), f32(k), f32(v))
   grads = vjp(f32(dout))
-  _, (m, l) = reference(f32(q), f32(k), f32(v), cap, True, scale)
+  _, (m, l) = reference(f32(q), f32(k), f32(v), cap, True, scale, window)
   delta = jnp.einsum("bqhd,bqhd->bhq", out.astype(jnp.bfloat16).astype(jnp.float32), f32(dout))
   got = jax.jit(lambda *a: opv.one_pass_vjp(
       *a, logits_scale=scale, logits_soft_cap=cap, is_causal=True,
-      variant=variant, interpret=interpret))(
+      window_size=window, variant=variant, interpret=interpret))(
           q, k, v, opv.residuals_to_lse2(m, l), delta, dout)
   errs = []
   for name, g, r in zip(("dq", "dk", "dv"), got, grads):
@@ -113,4 +115,9 @@ if __name__ == "__main__":
       ok, msg = check(shape, variant, cap, interpret)
       ok_all &= ok
       print(f"{variant.name():40s} cap={cap}: {'ok' if ok else 'FAIL'} {msg}", flush=True)
+  # Windows that end inside a block, on a block's edge, and past the tile.
+  for window in (shape[1] // 4 + 3, shape[1] // 4, shape[1] // 2 + 64):
+    ok, msg = check(shape, variants[-1], CAP, interpret, window=window)
+    ok_all &= ok
+    print(f"{variants[-1].name():40s} window={window}: {'ok' if ok else 'FAIL'} {msg}", flush=True)
   sys.exit(0 if ok_all else 1)

@@ -97,10 +97,18 @@ def one_pass_vjp(
     logits_scale: float,
     logits_soft_cap: float | None,
     is_causal: bool,
+    window_size: int | None = None,
     variant: Variant = Variant(),
     interpret: bool = False,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-  """Returns `(dq, dk, dv)` in q's dtype (dq accumulated in f32)."""
+  """Returns `(dq, dk, dv)` in q's dtype (dq accumulated in f32).
+
+  With `window_size` (causal only), query `i` attends to keys `j` with
+  `i - window_size < j <= i` (tokamax's `CausalMask(window_size=...)`), and
+  each CTA visits only the query blocks its keys' windows reach.
+  """
+  if window_size is not None and not is_causal:
+    raise ValueError("`window_size` needs `is_causal=True`.")
   batch, seq_q, num_q_heads, head_dim = q.shape
   _, seq_kv, num_kv_heads, _ = k.shape
   group = num_q_heads // num_kv_heads
@@ -128,6 +136,10 @@ def one_pass_vjp(
     kv_base = ki * tile_kv + wg * block_kv
     ks = pl.ds(kv_base, block_kv)
     lb = lax.div(ki * tile_kv, block_q) if is_causal else 0
+    ub = num_q_blocks
+    if window_size is not None:  # The last query the tile's keys reach.
+      last_q = ki * tile_kv + tile_kv - 2 + window_size
+      ub = jnp.minimum(num_q_blocks, lax.div(last_q, block_q) + 1)
     k_smem, v_smem = k_smems.at[wg], v_smems.at[wg]
     dq_smem = dq_smems.at[wg]
     p_smem = None if p_smems is None else p_smems.at[wg]
@@ -194,9 +206,16 @@ def one_pass_vjp(
           iota = lambda d: plgpu.broadcasted_iota(
               jnp.int32, s.shape, d, layout=_WGMMA
           )
-          return jnp.where(kv_base + iota(0) <= q_base + iota(1), x, -jnp.inf)
+          k_pos, q_pos = kv_base + iota(0), q_base + iota(1)
+          keep = k_pos <= q_pos
+          if window_size is not None:
+            keep &= k_pos > q_pos - window_size
+          return jnp.where(keep, x, -jnp.inf)
 
-        x = lax.cond(kv_base + block_kv > q_base, apply_causal_mask, lambda: x)
+        straddles = kv_base + block_kv > q_base
+        if window_size is not None:
+          straddles |= q_base + block_q - 1 - kv_base >= window_size
+        x = lax.cond(straddles, apply_causal_mask, lambda: x)
       p = jnp.exp2(x - bcast(lse))
       p16 = p.astype(dtype)
       if p_smem is not None:
@@ -267,7 +286,7 @@ def one_pass_vjp(
     row_spec = plgpu.BlockSpec((None, block_q), index_map(lambda i, h: (h, i)))
     plgpu.emit_pipeline_warp_specialized(
         step,
-        grid=(num_q_blocks - lb, group),
+        grid=(ub - lb, group),
         max_concurrent_steps=min(variant.num_stages, num_q_blocks),
         num_compute_wgs=wgs,
         memory_registers=variant.memory_registers,
@@ -340,9 +359,20 @@ class OnePassVjp:
   def __call__(self, residuals, out, dout, q, k, v, *, logits_scale, bias,
                logits_soft_cap, mask, q_indices, k_indices, **unused):  # pyformat: disable
     del unused
-    mask, is_causal, k_start, k_end = common.decompose_mask(
-        mask, q, k, q_indices, k_indices
-    )
+    window_size = None
+    causal = mask.causal_mask
+    others = (mask.bool_mask, mask.q_start, mask.q_end, mask.k_start, mask.k_end)
+    if (causal is not None and causal.window_size is not None
+        and q_indices is None and all(x is None for x in others)):  # pyformat: disable
+      # A causal window, kept static (`decompose_mask` makes it key ranges).
+      if not isinstance(causal.offset, int) or causal.offset:
+        raise NotImplementedError("The spike takes no causal offset.")
+      window_size = causal.window_size
+      mask, is_causal, k_start, k_end = None, True, None, None
+    else:
+      mask, is_causal, k_start, k_end = common.decompose_mask(
+          mask, q, k, q_indices, k_indices
+      )
     if any(x is not None for x in (bias, mask, k_start, k_end)):
       raise NotImplementedError("The spike takes a causal or no mask, no bias.")
     m, l = residuals
@@ -352,6 +382,6 @@ class OnePassVjp:
     dq, dk, dv = one_pass_vjp(
         q, k, v, residuals_to_lse2(m, l), delta, dout.astype(q.dtype),
         logits_scale=logits_scale, logits_soft_cap=logits_soft_cap,
-        is_causal=is_causal, variant=self.variant,
+        is_causal=is_causal, window_size=window_size, variant=self.variant,
     )  # pyformat: disable
     return base.DotProductAttentionGrads(q=dq, k=dk, v=dv, bias=None)
