@@ -114,7 +114,7 @@ def grid():
       good, msg = check.check(shape, best, cap, False, window=window)
       print(f"check {shape} window={window} cap={cap}: {'ok' if good else 'FAIL'} {msg}", flush=True)
   mosaic = upstream_mosaic.PallasMosaicGpuFlashAttention
-  for d, heads, mask in ((128, "mha", "causal"), (128, "mha", "window-4096"), (128, "gqa-32/16", "causal"), (64, "gqa-16/8", "causal"), (128, "gqa-16/8", "causal"), (64, "mha", "causal"), (256, "gqa-16/8", "causal")):
+  for d, heads, mask in ((128, "mha", "causal"), (128, "mha", "window-4096"), (128, "gqa-32/16", "causal"), (64, "gqa-16/8", "causal"), (256, "gqa-16/8", "causal")):
     shape = bench.Shape(seq_len=8192, head_dim=d, heads=heads, mask=mask, batch=2)
     sets = time_vjps(shape, [
         ("Mosaic GPU VJP", None),
