@@ -12,6 +12,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tokamax_softcap import reference as reference_lib
 
 import one_pass_vjp as opv
 
@@ -19,11 +20,9 @@ CAP = 50.0
 
 
 def reference(q, k, v, cap, causal, scale, window=None):
-  b, t, h, d = q.shape
-  hk = k.shape[2]
-  k = jnp.repeat(k, h // hk, axis=2)
-  v = jnp.repeat(v, h // hk, axis=2)
-  u = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale
+  """Returns fp32 `(out, (m, l))`, the logits from `tokamax_softcap.reference`."""
+  t = q.shape[1]
+  u = reference_lib.logits(q, k, logits_scale=scale)
   s = u if cap is None else cap * jnp.tanh(u / cap)
   if causal:
     i, j = jnp.arange(t)[:, None], jnp.arange(t)[None, :]
@@ -32,6 +31,7 @@ def reference(q, k, v, cap, causal, scale, window=None):
   m = s.max(-1)
   l = jnp.exp(s - m[..., None]).sum(-1)
   p = jnp.exp(s - m[..., None]) / l[..., None]
+  v = jnp.repeat(v, q.shape[2] // v.shape[2], axis=2)
   return jnp.einsum("bhqk,bkhd->bqhd", p, v), (m, l)
 
 
