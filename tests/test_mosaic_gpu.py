@@ -566,3 +566,170 @@ def test_default_chain_gradients_within_the_ops_errors(head_dim, mask_name):
     larger = max(errors["triton"][i], errors["mosaic"][i])
     assert errors["default"][i] <= 1.05 * larger, (name, errors)
     assert errors["default"][i] < BF16_BOUND, (name, errors)
+
+
+def _fused_op(**kwargs):
+  """Mosaic GPU's forward and the series' Mosaic GPU VJP, for every call."""
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(**kwargs)
+  return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp, **kwargs)
+
+
+def _lowerable_fused_op():
+  """`_fused_op` that lowers without a GPU.
+
+  Its forward takes a CTA per query block: the default without a causal
+  mask is persistent, which reads the GPU's SM count.
+  """
+  op = _fused_op(bypass_device_check=True)
+  return op.replace(config=upstream.ConfigSM90())
+
+
+def _mask(name: str, t: int) -> tuple[dict[str, object], jax.Array]:
+  """Returns an op's mask keywords and the dense mask they mean, `[T, T]`."""
+  causal = jnp.tri(t, dtype=bool)
+  positions = jnp.arange(t)
+  window = 256
+  return {
+      "causal": (dict(is_causal=True), causal),
+      "none": ({}, jnp.ones((t, t), bool)),
+      "window": (
+          dict(mask=base.CausalMask(window_size=window)),
+          causal & ~jnp.tri(t, k=-window, dtype=bool),
+      ),
+      "docs": (
+          dict(mask=base.Mask(k_start=positions // 300 * 300, is_causal=True)),
+          causal & (positions[:, None] // 300 == positions // 300),
+      ),
+  }[name]
+
+
+@pytest.mark.parametrize("vmapped", [False, True], ids=["", "vmap"])
+@pytest.mark.parametrize("mask_name", ["causal", "none", "window", "docs"])
+def test_mosaic_vjp_fuses_its_kernels(monkeypatch, mask_name, vmapped):
+  # On any device: the series' Mosaic GPU VJP (patch 0031) computes a causal
+  # or no mask, and windows and documents (key ranges), in one kernel,
+  # under `jax.vmap` too (its `dq` accumulator is a `jax.new_ref`, which
+  # `vmap` cannot batch through the kernel: it takes the mapped axis as a
+  # batch dim). `jax.export` traces the forward and the VJP and runs Mosaic
+  # GPU's lowering for CUDA: two kernels, where tokamax's VJP adds two.
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  fused = sm90.flash_attention_vjp_fused_kernel
+  calls = []
+
+  def record(q, *args, **kwargs):
+    calls.append(q.shape)
+    return fused(q, *args, **kwargs)
+
+  monkeypatch.setattr(sm90, "flash_attention_vjp_fused_kernel", record)
+  op = _lowerable_fused_op()
+  t = 1000  # Not a multiple of the blocks.
+  mask_kwargs, _ = _mask(mask_name, t)
+
+  def loss(q, k, v):
+    return jnp.sum(op(q, k, v, logits_soft_cap=CAP, **mask_kwargs))
+
+  grad = jax.grad(loss, argnums=(0, 1, 2))
+  q = jax.ShapeDtypeStruct((2, t, 4, 128), jnp.bfloat16)
+  kv = jax.ShapeDtypeStruct((2, t, 2, 128), jnp.bfloat16)
+  unbatched = q.shape
+  if vmapped:
+    grad = jax.vmap(grad)
+    q, kv = (jax.ShapeDtypeStruct((3, *x.shape), x.dtype) for x in (q, kv))
+  exported = export.export(jax.jit(grad), platforms=["cuda"])(q, kv, kv)
+  assert calls and set(calls) == {unbatched}  # `vmap` traces it unbatched.
+  assert exported.mlir_module().count("custom_call @mosaic_gpu") == 2
+  assert [x.shape for x in exported.out_avals] == [q.shape, kv.shape, kv.shape]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(bias=jnp.zeros((4, 64, 64))),
+        dict(mask=jnp.tri(64, dtype=bool)[None]),
+        dict(head_dim=256),
+    ],
+    ids=["bias", "bool-array", "head_dim-256"],
+)
+def test_mosaic_vjp_keeps_two_kernels_where_one_does_not_fit(
+    monkeypatch, kwargs
+):
+  # A bias (whose `dbias` the dq kernel writes), a mask array, and head dims
+  # past 128 (whose dk and dv accumulators exceed a warpgroup's registers)
+  # keep tokamax's two kernels.
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  calls = []
+  monkeypatch.setattr(
+      sm90, "flash_attention_vjp_fused_kernel", _recorder("fused", calls)
+  )
+  head_dim = kwargs.pop("head_dim", 128)
+  op = _lowerable_fused_op()
+
+  def loss(q):
+    return jnp.sum(op(q, q, q, logits_soft_cap=CAP, **kwargs))
+
+  q = jax.ShapeDtypeStruct((1, 64, 4, head_dim), jnp.bfloat16)
+  exported = export.export(jax.jit(jax.grad(loss)), platforms=["cuda"])(q)
+  assert not calls
+  assert exported.mlir_module().count("custom_call @mosaic_gpu") == 3
+
+
+@hopper_only
+@pytest.mark.parametrize(
+    "head_dim,heads,mask_name,t",
+    [
+        (128, (4, 4), "causal", 1024),
+        (64, (4, 2), "causal", 1024),
+        (96, (4, 2), "causal", 1000),
+        (128, (4, 2), "none", 1000),
+        (64, (4, 4), "none", 1024),
+        (128, (4, 4), "window", 1024),
+        (64, (4, 2), "window", 1000),
+        (128, (4, 2), "docs", 1024),
+    ],
+)
+def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
+    head_dim, heads, mask_name, t
+):
+  # Patch 0031's one-pass VJP against an f32 reference, on the same
+  # forward (Mosaic GPU's) as tokamax's two-kernel VJP and our Pallas-Triton
+  # VJP, with the cap active; GQA, head_dim 96 (padded to 128) and sequence
+  # lengths that are not a multiple of the blocks.
+  cap = 50.0
+  q, k, v, _, dout = numerics.random_inputs(
+      (2, t, heads[0], head_dim), heads[1], scale=(2 * cap) ** 0.5
+  )
+  numerics.assert_cap_active(q, k, cap, 5)
+  mask_kwargs, dense = _mask(mask_name, t)
+
+  def loss(op, q, k, v):
+    out = op(q, k, v, logits_soft_cap=cap, **mask_kwargs)
+    return jnp.sum(out.astype(jnp.float32) * dout)
+
+  def ref_loss(q, k, v):
+    out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
+    return jnp.sum(out * dout)
+
+  bf16 = [x.astype(jnp.bfloat16) for x in (q, k, v)]
+  expected = jax.grad(ref_loss, argnums=(0, 1, 2))(
+      *[x.astype(jnp.float32) for x in bf16]
+  )
+  triton_vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
+  errors = {}
+  for name, op in (
+      ("fused", _fused_op()),
+      ("two-kernel", upstream.PallasMosaicGpuFlashAttention()),
+      ("triton", tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=triton_vjp)),
+  ):
+    grads = jax.jit(jax.grad(loss, argnums=(1, 2, 3)), static_argnums=0)(
+        op, *bf16
+    )
+    errors[name] = _relative_errors(grads, expected)
+  print(head_dim, heads, mask_name, t, errors)
+  for i, name in enumerate(("dq", "dk", "dv")):
+    larger = max(errors["triton"][i], errors["two-kernel"][i])
+    assert errors["fused"][i] <= 1.05 * larger, (name, errors)
+    assert errors["fused"][i] < BF16_BOUND, (name, errors)

@@ -216,6 +216,8 @@ def test_series_changes_only_upstream_attention_files(tree):
           "pallas_triton_test",
           "pallas_mosaic_gpu_kernel_sm90",
           "pallas_mosaic_gpu_kernel_sm100",
+          "pallas_mosaic_gpu_vjp_kernel_sm90",
+          "pallas_mosaic_gpu_vjp",
           "pallas_mosaic_gpu_test",
       )
   }

@@ -31,7 +31,9 @@ operands and `delta` for bf16 inputs, patch 0019), without a cap
 (`ours-nocap`: tokamax's Pallas-Triton kernels with the series' fixes), and,
 with the cap: tokamax's Mosaic GPU op, its own forward and VJP (`mosaic`,
 where the GPU supports it); Mosaic GPU's forward with our VJP for every call
-(`mosaic-ours`); what a user gets naming no implementation (`default`:
+(`mosaic-ours`); Mosaic GPU's forward and VJP, both with the series
+(`mosaic-fused`: patch 0031's one-pass VJP where it applies, else
+tokamax's two kernels); what a user gets naming no implementation (`default`:
 tokamax's default chain with this package registered, i.e. on Hopper Mosaic
 GPU's forward, with the series' patch 0030, and the VJP that
 `use_triton_vjp` picks; `mosaic` and `mosaic-ours` run tokamax's forward
@@ -63,6 +65,7 @@ from tokamax_softcap import cli_types
 from tokamax_softcap import context_parallel
 from tokamax_softcap import harness
 from tokamax_softcap import interpret
+from tokamax_softcap import patched
 from tokamax_softcap import registration
 import tqdm
 
@@ -85,12 +88,13 @@ IMPLEMENTATIONS = (
     "ours-nocap",
     "mosaic",
     "mosaic-ours",
+    "mosaic-fused",
     "default",
     "xla",
     "xla_chunked",
 )
 # Those that run Mosaic GPU kernels, which have no CPU interpreter.
-MOSAIC_GPU_IMPLEMENTATIONS = ("mosaic", "mosaic-ours")
+MOSAIC_GPU_IMPLEMENTATIONS = ("mosaic", "mosaic-ours", "mosaic-fused")
 # The table's ratio columns: (numerator, denominators); of several
 # denominators, the fastest at the shape.
 RATIOS = (
@@ -99,7 +103,7 @@ RATIOS = (
     ("ours-highest", ("ours",)),
     ("ours", ("mosaic",)),
     ("xla", ("ours",)),
-    ("default", ("ours", "mosaic", "mosaic-ours")),
+    ("default", ("ours", "mosaic", "mosaic-ours", "mosaic-fused")),
 )
 CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # Masks: plain causal or none; a causal sliding window of `W` keys (Gemma 2's
@@ -333,6 +337,9 @@ def _implementation(
   if name == "mosaic-ours":
     vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
     return upstream_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
+  if name == "mosaic-fused":
+    vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp()
+    return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "default":
     return registration.default_chain, capped
   return api.IMPLEMENTATIONS.get(name), capped

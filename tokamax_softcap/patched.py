@@ -170,6 +170,8 @@ MODULES = (
     "pallas_triton",
     "pallas_mosaic_gpu_kernel_sm90",
     "pallas_mosaic_gpu_kernel_sm100",
+    "pallas_mosaic_gpu_vjp_kernel_sm90",
+    "pallas_mosaic_gpu_vjp",
     "pallas_mosaic_gpu",
 )
 
@@ -211,6 +213,7 @@ _MODULES = load_modules(
 pallas_triton = _MODULES["pallas_triton"]
 pallas_triton_vjp = _MODULES["pallas_triton_vjp"]
 pallas_mosaic_gpu = _MODULES["pallas_mosaic_gpu"]
+pallas_mosaic_gpu_vjp = _MODULES["pallas_mosaic_gpu_vjp"]
 
 
 def _config_classes() -> dict[type[Any], type[Any]]:
