@@ -153,7 +153,7 @@ def test_table_ratios_within_a_shape():
   assert lines[0].endswith(
       "| ours / ours-nocap | ours-stable / ours-nocap | ours-highest / ours |"
       " ours / mosaic | xla / ours | default / fastest of ours, mosaic,"
-      " mosaic-ours | ours peak mem / io |"
+      " mosaic-ours, mosaic-fused | ours peak mem / io |"
   )
   assert lines[1] == "|---" * 12 + "|"
   assert lines[2] == (
