@@ -1,0 +1,202 @@
+"""Runs Mosaic GPU kernels on the CPU, in JAX's Mosaic GPU interpreter.
+
+Testing support. JAX's interpreter (`plgpu.kernel(...,
+interpret=plgpu.InterpretGPUParams())`, jax 0.12) simulates a kernel's
+warpgroups, barriers, shared memory and TMA copies on the CPU, but rejects
+two things patch 0031's fused VJP kernel does:
+
+1. TMA stores that reduce into global memory
+   (`plgpu.copy_smem_to_gmem(..., reduction_op="add")`, how the kernel adds
+   dq): `patch` adds the shared-memory tile into the destination, clipped to
+   it as a TMA store is.
+2. `plgpu.wgmma` with its A operand in registers (an array, not a shared
+   memory ref: the kernel's dV and dK dots): `patch` multiplies that array
+   into the accumulator, as the interpreter does a shared-memory A.
+
+It also makes every `plgpu.kernel` call interpret. What the interpreter
+cannot show: timing, and the order of the reduce-adds (it runs the CTAs one
+after another).
+"""
+
+import functools
+
+import jax
+from jax._src import callback
+from jax._src.pallas.mosaic_gpu.interpret import gpu_callbacks
+from jax._src.pallas.mosaic_gpu.interpret import jaxpr_interpret
+from jax._src.pallas.mosaic_gpu.interpret import shared_memory
+from jax._src.state import types as state_types
+import jax.experimental.pallas.mosaic_gpu as plgpu
+import numpy as np
+
+
+def _key(key_as_array):
+  return gpu_callbacks.HostAllocationKey.from_array(key_as_array)
+
+
+def _transforms(transforms):
+  # pylint: disable-next=protected-access
+  transforms = gpu_callbacks._remove_noop_transforms(transforms)
+  return jax.tree.map(int, transforms)
+
+
+class _AddSmemToGmem(gpu_callbacks.AsyncCopySmemToGmemTask):
+  """A TMA store that adds the source tile into its (clipped) destination."""
+
+  def __call__(self, tma_thread_id: int):
+    del tma_thread_id  # Unused: no race detection.
+    memory = gpu_callbacks._get_shared_memory()  # pylint: disable=protected-access
+    value, _, _ = memory.get_buffer_content(
+        self.src_allocation_key,
+        self.src_access,
+        self.thread,
+        logging_info=self.logging_info,
+    )
+    dst_shape = memory.buffer_shape_and_dtype(self.dst_allocation_key).shape
+    # pylint: disable-next=protected-access
+    store = gpu_callbacks._clip_store_to_shape(
+        self.dst_access, value, tuple(dst_shape)
+    )
+    if store is None:  # Wholly out of bounds.
+      return
+    access, value = store
+    current, _, _ = memory.get_buffer_content(
+        self.dst_allocation_key,
+        access,
+        self.thread,
+        logging_info=self.logging_info,
+    )
+    memory.store_buffer_content(
+        self.dst_allocation_key,
+        access,
+        current + value,
+        self.thread,
+        logging_info=self.logging_info,
+    )
+
+
+def _copy_smem_to_gmem(copy, *, reduction_op, **kwargs):
+  """`copy` (the interpreter's TMA store), with `reduction_op="add"` too."""
+  if reduction_op is None:
+    return copy(reduction_op=None, **kwargs)
+  if reduction_op != "add":
+    raise NotImplementedError(f"{reduction_op=}")
+  memory = gpu_callbacks._get_shared_memory()  # pylint: disable=protected-access
+  src = _key(kwargs["src_allocation_key_as_array"])
+  dst = _key(kwargs["dst_allocation_key_as_array"])
+  if kwargs["predicate"] is not None:
+    raise NotImplementedError("predicate")
+  memory.execute_async_task(
+      _AddSmemToGmem(
+          mesh_location=kwargs["mesh_location"],
+          thread=kwargs["thread"],
+          src_allocation_key=src,
+          src_access=memory.access(src, _transforms(kwargs["src_transforms"])),
+          dst_allocation_key=dst,
+          dst_access=memory.access(dst, _transforms(kwargs["dst_transforms"])),
+          source_info=kwargs["source_info"],
+      )
+  )
+  return kwargs["token"]
+
+
+def _wgmma_a_in_registers(
+    *,
+    token,
+    mesh_location,
+    thread,
+    acc_allocation_key_as_array,
+    acc_transforms,
+    a,
+    b_allocation_key_as_array,
+    b_transforms,
+    source_info=None,
+):
+  """`acc += a @ b`, `a` an array, `acc` and `b` the interpreter's buffers."""
+  memory = gpu_callbacks._get_shared_memory()  # pylint: disable=protected-access
+  logging_info = shared_memory.GPULoggingInfo(
+      mesh_location, thread, source_info
+  )
+  b_key = _key(b_allocation_key_as_array)
+  b, _, _ = memory.get_buffer_content(
+      b_key,
+      memory.access(b_key, _transforms(b_transforms)),
+      thread,
+      logging_info=logging_info,
+  )
+  acc_key = _key(acc_allocation_key_as_array)
+  acc_access = memory.access(acc_key, _transforms(acc_transforms))
+  acc, _, _ = memory.get_buffer_content(
+      acc_key, acc_access, thread, logging_info=logging_info
+  )
+  acc = acc + np.matmul(np.asarray(a), b, dtype=acc.dtype)
+  memory.store_buffer_content(
+      acc_key, acc_access, acc, thread, logging_info=logging_info
+  )
+  return token
+
+
+def _interpret_wgmma(interpret_wgmma, self, eqn, token, get_invals):
+  """The interpreter's `wgmma`, with A in registers too."""
+  if isinstance(eqn.invars[1].aval, state_types.AbstractRef):
+    return interpret_wgmma(self, eqn, token, get_invals)
+  acc, a, b, *leaves = get_invals()
+  empty = jax.tree.structure([])
+  acc_transforms, a_transforms, b_transforms = jax.tree.unflatten(
+      jax.tree_util.treedef_tuple(
+          (
+              eqn.params["acc_transforms_tree"] or empty,
+              eqn.params["a_transforms_tree"] or empty,
+              eqn.params["b_transforms_tree"] or empty,
+          )
+      ),
+      leaves,
+  )
+  if jax.tree.leaves(a_transforms):
+    raise NotImplementedError("transforms of an A operand in registers")
+  resolve = jaxpr_interpret.resolve_ref
+  acc, acc_transforms = resolve(eqn.invars[0].aval, acc, acc_transforms)
+  b, b_transforms = resolve(eqn.invars[2].aval, b, b_transforms)
+  return (
+      callback.io_callback(
+          functools.partial(_wgmma_a_in_registers, source_info=eqn.source_info),
+          gpu_callbacks.TOKEN_SHAPE_DTYPE,
+          token=token,
+          mesh_location=self.mesh_location,
+          thread=self.thread,
+          acc_allocation_key_as_array=acc,
+          acc_transforms=acc_transforms,
+          a=a,
+          b_allocation_key_as_array=b,
+          b_transforms=b_transforms,
+      ),
+      [],
+  )
+
+
+def _interpreting(kernel, *args, **kwargs):
+  kwargs.setdefault("interpret", plgpu.InterpretGPUParams())
+  return kernel(*args, **kwargs)
+
+
+def patch(monkeypatch) -> None:
+  """Makes `plgpu.kernel` interpret, with the two additions above.
+
+  Args:
+    monkeypatch: pytest's fixture, which undoes the changes after the test.
+  """
+  monkeypatch.setattr(
+      gpu_callbacks,
+      "copy_smem_to_gmem",
+      functools.partial(_copy_smem_to_gmem, gpu_callbacks.copy_smem_to_gmem),
+  )
+  interpreter = jaxpr_interpret.JaxprInterpreter
+  original = interpreter._interpret_wgmma_ref_p  # pylint: disable=protected-access
+
+  def interpret_wgmma(self, eqn, token, get_invals):
+    return _interpret_wgmma(original, self, eqn, token, get_invals)
+
+  monkeypatch.setattr(interpreter, "_interpret_wgmma_ref_p", interpret_wgmma)
+  monkeypatch.setattr(
+      plgpu, "kernel", functools.partial(_interpreting, plgpu.kernel)
+  )
