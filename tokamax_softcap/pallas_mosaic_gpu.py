@@ -25,6 +25,7 @@ from tokamax._src import precision as precision_lib
 from tokamax._src.ops import op
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
+from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp as upstream_vjp
 from tokamax_softcap import pallas_triton
 from tokamax_softcap import pallas_triton_vjp
 from tokamax_softcap import patched
@@ -161,7 +162,7 @@ class MosaicGpuOrTritonVjp:
       default_factory=pallas_triton_vjp.PallasTritonFlashAttentionVjp
   )
   mosaic: Any = dataclasses.field(
-      default_factory=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp
+      default_factory=upstream_vjp.PallasMosaicGpuFlashAttentionVjp
   )
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
@@ -224,7 +225,7 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
           triton=pallas_triton_vjp.PallasTritonFlashAttentionVjp(
               bypass_device_check=bypass
           ),
-          mosaic=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+          mosaic=upstream_vjp.PallasMosaicGpuFlashAttentionVjp(
               bypass_device_check=bypass
           ),
       )
