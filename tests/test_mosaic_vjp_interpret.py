@@ -1,11 +1,12 @@
-"""Patch 0031's one-pass Mosaic GPU VJP, in Mosaic GPU's interpreter.
+"""The series' Mosaic GPU VJP, in Mosaic GPU's interpreter.
 
 The series' Mosaic GPU VJP op (`patched.pallas_mosaic_gpu_vjp`), as tokamax
-calls it, with its kernel run by JAX's Mosaic GPU interpreter on the CPU
-(`mosaic_interpret`): its gradients against an f32 reference, next to our
-Pallas-Triton VJP's (in the Pallas interpreter) on the same residuals, output
-and cotangent. The cap is active in every case. The H200 runs the kernel
-itself in `test_mosaic_gpu.py`.
+calls it, with its kernels run by JAX's Mosaic GPU interpreter on the CPU
+(`mosaic_interpret`), against an f32 reference: patch 0031's one-pass
+kernel next to our Pallas-Triton VJP (in the Pallas interpreter) on the same
+residuals, output and cotangent, the cap active in every case; patch 0032's
+per-head bias and key ranges in the two kernels. The H200 runs the kernels
+themselves in `test_mosaic_gpu.py`.
 """
 
 import dataclasses
@@ -81,6 +82,24 @@ def _inputs(case: Case):
   return [x.astype(jnp.bfloat16) for x in (q, k, v, dout)]
 
 
+def _pretend_sm90(monkeypatch) -> None:
+  """Interprets Mosaic GPU kernels, and lets the VJP op take the CPU."""
+  mosaic_interpret.patch(monkeypatch)
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+
+
+def _residuals(q, k, bias, dense, cap):
+  """`(m, l)` of the f32 logits, as Mosaic GPU's forward returns them."""
+  f32 = [x.astype(jnp.float32) for x in (q, k)]
+  s = reference.logits(*f32, bias=bias)
+  if cap is not None:
+    s = cap * jnp.tanh(s / cap)
+  s = jnp.where(dense, s, -jnp.inf)
+  m = jnp.max(s, axis=-1)  # Every row attends to a key.
+  return m, jnp.sum(jnp.exp(s - m[..., None]), axis=-1)
+
+
 def _relative_errors(grads, expected):
   return [
       float(jnp.max(jnp.abs(g.astype(jnp.float32) - e)) / jnp.max(jnp.abs(e)))
@@ -103,9 +122,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_fused_vjp_matches_the_reference(monkeypatch, case):
-  mosaic_interpret.patch(monkeypatch)
-  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  _pretend_sm90(monkeypatch)
   sm90 = patched.pallas_mosaic_gpu_vjp.sm90
   fused = sm90.flash_attention_vjp_fused_kernel
   calls = []
@@ -119,10 +136,7 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
   q, k, v, dout = _inputs(case)
   mask, dense = _masks(case)
   f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  s = CAP * jnp.tanh(reference.logits(*f32[:2]) / CAP)
-  s = jnp.where(dense, s, -jnp.inf)
-  m = jnp.max(s, axis=-1)  # Every row attends to a key.
-  l = jnp.sum(jnp.exp(s - m[..., None]), axis=-1)
+  m, l = _residuals(q, k, None, dense, CAP)
 
   def ref_out(q, k, v):
     return reference.attention(q, k, v, mask=dense, logits_soft_cap=CAP)
@@ -172,3 +186,44 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
   # and dv 0.50-1.00x ours.
   for name, error, bound in zip(("dq", "dk", "dv"), errors, triton_errors):
     assert error <= bound, (name, errors, triton_errors)
+
+
+@pytest.mark.parametrize("k_ranges", [False, True], ids=["", "k_start"])
+def test_two_kernel_vjp_reads_each_query_heads_bias(monkeypatch, k_ranges):
+  # With GQA (4 query heads on 2 kv heads) the dk/dv kernel read the bias of
+  # a query head, where broadcast along the queries, and its key ranges, at
+  # another head's index (`q_heads_per_kv_head * j + hi_kv`): before patch
+  # 0032, dk and dv were off by 255x and 41x their largest values here (96x
+  # and 41x with `k_start`); after it, 4.1e-3 and 1.7e-3 (jax 0.12.0.1, CPU).
+  # A bias keeps the two kernels (patch 0031 takes none). No cap: the
+  # indexing does not involve it.
+  _pretend_sm90(monkeypatch)
+  t, num_heads = 128, 4
+  q, k, v, _, dout = numerics.random_inputs((1, t, num_heads, 64), 2, scale=2.0)
+  q, k, v, dout = (x.astype(jnp.bfloat16) for x in (q, k, v, dout))
+  bias = 3 * jax.random.normal(jax.random.PRNGKey(5), (1, num_heads, 1, t))
+  mask = base.Mask()
+  if k_ranges:  # Per query head: keys from 0, 11, 22 and 33.
+    positions = jnp.arange(t)
+    mask = base.Mask(
+        k_start=jnp.arange(num_heads)[:, None] * 11 + 0 * positions
+    )
+  dense = mask.as_array(t, t)
+  dense = jnp.ones((t, t), bool) if dense is None else dense
+  m, l = _residuals(q, k, bias, dense, None)
+  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
+
+  def ref_out(q, k, v):
+    return reference.attention(q, k, v, bias, mask=dense)
+
+  out, ref_vjp = jax.vjp(ref_out, *f32)
+  expected = ref_vjp(dout.astype(jnp.float32))
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
+  ba = op.bind(q, k, v, bias=bias, mask=mask)
+  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      bypass_device_check=True
+  )
+  grads = vjp((m, l), out.astype(jnp.bfloat16), dout, q, k, v, **kwargs)
+  errors = _relative_errors((grads["q"], grads["k"], grads["v"]), expected)
+  assert max(errors) < 2e-2, errors
