@@ -13,12 +13,14 @@ two things patch 0031's fused VJP kernel does:
    memory ref: the kernel's dV and dK dots): `patch` multiplies that array
    into the accumulator, as the interpreter does a shared-memory A.
 
-It also makes every `plgpu.kernel` call interpret. What the interpreter
-cannot show: timing, and the order of the reduce-adds (it runs the CTAs one
-after another).
+It also makes every `plgpu.kernel` call interpret. What it cannot show:
+timing, and the hazards of asynchrony: the interpreter completes each wgmma
+and TMA copy when it is issued (a kernel that reuses a buffer too early
+still passes) and detects no races unless asked.
 """
 
 import functools
+import threading
 
 import jax
 from jax._src import callback
@@ -38,6 +40,11 @@ def _transforms(transforms):
   # pylint: disable-next=protected-access
   transforms = gpu_callbacks._remove_noop_transforms(transforms)
   return jax.tree.map(int, transforms)
+
+
+# The interpreter runs warpgroups as threads; a reduce-add's read and store
+# must not interleave with another's (two warpgroups may add to one tile).
+_REDUCE_LOCK = threading.Lock()
 
 
 class _AddSmemToGmem(gpu_callbacks.AsyncCopySmemToGmemTask):
@@ -60,19 +67,20 @@ class _AddSmemToGmem(gpu_callbacks.AsyncCopySmemToGmemTask):
     if store is None:  # Wholly out of bounds.
       return
     access, value = store
-    current, _, _ = memory.get_buffer_content(
-        self.dst_allocation_key,
-        access,
-        self.thread,
-        logging_info=self.logging_info,
-    )
-    memory.store_buffer_content(
-        self.dst_allocation_key,
-        access,
-        current + value,
-        self.thread,
-        logging_info=self.logging_info,
-    )
+    with _REDUCE_LOCK:
+      current, _, _ = memory.get_buffer_content(
+          self.dst_allocation_key,
+          access,
+          self.thread,
+          logging_info=self.logging_info,
+      )
+      memory.store_buffer_content(
+          self.dst_allocation_key,
+          access,
+          current + value,
+          self.thread,
+          logging_info=self.logging_info,
+      )
 
 
 def _copy_smem_to_gmem(copy, *, reduction_op, **kwargs):

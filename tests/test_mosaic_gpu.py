@@ -153,9 +153,13 @@ def test_rule_keeps_mosaic_vjp_on_sm100():
   assert not _rule(256, cc="10.0", mask=_WINDOW)
 
 
-def _recorder(name, calls):
+def _recorder(name, calls, run=None):
+  """Records `name` in `calls` per call; returns `run`'s result (or the args)."""
+
   def vjp(*args, **kwargs):
     calls.append(name)
+    if run is not None:
+      return run(*args, **kwargs)
     return args, kwargs
 
   return vjp
@@ -570,7 +574,9 @@ def test_default_chain_gradients_within_the_ops_errors(head_dim, mask_name):
 
 def _fused_op(**kwargs):
   """Mosaic GPU's forward and the series' Mosaic GPU VJP, for every call."""
-  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(**kwargs)
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      deterministic=False, **kwargs
+  )
   return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp, **kwargs)
 
 
@@ -692,7 +698,7 @@ def test_mosaic_vjp_keeps_two_kernels_where_one_does_not_fit(
     ],
 )
 def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
-    head_dim, heads, mask_name, t
+    monkeypatch, head_dim, heads, mask_name, t
 ):
   # Patch 0031's one-pass VJP against an f32 reference, on the same
   # forward (Mosaic GPU's) as tokamax's two-kernel VJP and our Pallas-Triton
@@ -717,6 +723,13 @@ def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
   expected = jax.grad(ref_loss, argnums=(0, 1, 2))(
       *[x.astype(jnp.float32) for x in bf16]
   )
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  calls = []
+  monkeypatch.setattr(
+      sm90,
+      "flash_attention_vjp_fused_kernel",
+      _recorder("fused", calls, sm90.flash_attention_vjp_fused_kernel),
+  )
   triton_vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
   errors = {}
   for name, op in (
@@ -728,8 +741,66 @@ def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
         op, *bf16
     )
     errors[name] = _relative_errors(grads, expected)
+  assert calls == ["fused"]  # Not the two kernels.
   print(head_dim, heads, mask_name, t, errors)
   for i, name in enumerate(("dq", "dk", "dv")):
     larger = max(errors["triton"][i], errors["two-kernel"][i])
     assert errors["fused"][i] <= 1.05 * larger, (name, errors)
     assert errors["fused"][i] < BF16_BOUND, (name, errors)
+
+
+@pytest.mark.parametrize("mask_name", ["causal", "window"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_fused_vjp_fits_the_shared_memory_or_keeps_two_kernels(
+    monkeypatch, head_dim, mask_name
+):
+  # The configs of the VJP's autotuning space with 64 x 64 blocks (1 or 2
+  # compute warpgroups, 2 or 3 stages; others keep the two kernels) lower
+  # for CUDA: the fused kernel where `supports_fused_kernel` estimates that
+  # its buffers fit the shared memory (Mosaic GPU's lowering raises past
+  # it: 3 stages with a window at head_dim 128 need 233664 bytes), else the
+  # two kernels.
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  calls = []
+  fused = sm90.flash_attention_vjp_fused_kernel
+
+  def record(*args, **kwargs):
+    calls.append(kwargs["config"])
+    return fused(*args, **kwargs)
+
+  monkeypatch.setattr(sm90, "flash_attention_vjp_fused_kernel", record)
+  mask_kwargs, _ = _mask(mask_name, 1024)
+  q = jax.ShapeDtypeStruct((1, 1024, 4, head_dim), jnp.bfloat16)
+  kv = jax.ShapeDtypeStruct((1, 1024, 2, head_dim), jnp.bfloat16)
+  configs = [
+      c
+      for c in sm90.get_autotuning_configs(None)
+      if c.block_q_dkv == c.block_kv_dkv == 64
+  ]
+  assert len(configs) == 4
+  kernels = {}
+  for config in configs:
+    vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+        config=config, deterministic=False, bypass_device_check=True
+    )
+    op = tokamax_softcap.PallasMosaicGpuFlashAttention(
+        vjp=vjp, config=upstream.ConfigSM90(), bypass_device_check=True
+    )
+
+    def loss(q, k, v, op=op):
+      return jnp.sum(op(q, k, v, logits_soft_cap=CAP, **mask_kwargs))
+
+    grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    exported = export.export(grad, platforms=["cuda"])(q, kv, kv)
+    count = exported.mlir_module().count("custom_call @mosaic_gpu")
+    kernels[(config.num_stages, config.compute_wgs)] = count
+  fused_configs = {(c.num_stages, c.compute_wgs) for c in calls}
+  assert kernels == {
+      key: 2 if key in fused_configs else 3 for key in kernels
+  }, kernels
+  expected_fused = {(2, 1), (2, 2), (3, 1), (3, 2)}
+  if head_dim == 128 and mask_name == "window":
+    expected_fused.remove((3, 2))
+  assert fused_configs == expected_fused

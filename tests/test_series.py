@@ -165,8 +165,17 @@ def test_check_through_a_patch_runs_upstreams_tests_on_that_tree(capsys):
   # lets the Pallas-Triton tests run. Patch 0001's tests of the cap's
   # gradient (`tanh_clipping`, cap active): 6.
   code = cli.main(
-      ["patch", "check", "--through", "0001", "--", "-n", "2", "-k",
-       "tanh_clipping"]
+      [
+          "patch",
+          "check",
+          "--through",
+          "0001",
+          "--",
+          "-n",
+          "2",
+          "-k",
+          "tanh_clipping",
+      ]
   )
   out = capsys.readouterr().out
   assert code == 0, out

@@ -32,8 +32,8 @@ operands and `delta` for bf16 inputs, patch 0019), without a cap
 with the cap: tokamax's Mosaic GPU op, its own forward and VJP (`mosaic`,
 where the GPU supports it); Mosaic GPU's forward with our VJP for every call
 (`mosaic-ours`); Mosaic GPU's forward and VJP, both with the series
-(`mosaic-fused`: patch 0031's one-pass VJP where it applies, else
-tokamax's two kernels); what a user gets naming no implementation (`default`:
+(`mosaic-fused`: the VJP with `deterministic=False`, i.e. patch 0031's
+one-pass kernel where it applies, else tokamax's two kernels); what a user gets naming no implementation (`default`:
 tokamax's default chain with this package registered, i.e. on Hopper Mosaic
 GPU's forward, with the series' patch 0030, and the VJP that
 `use_triton_vjp` picks; `mosaic` and `mosaic-ours` run tokamax's forward
@@ -338,7 +338,9 @@ def _implementation(
     vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
     return upstream_mosaic_gpu.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "mosaic-fused":
-    vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp()
+    vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+        deterministic=False
+    )
     return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "default":
     return registration.default_chain, capped

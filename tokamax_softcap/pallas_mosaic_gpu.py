@@ -25,7 +25,6 @@ from tokamax._src import precision as precision_lib
 from tokamax._src.ops import op
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
-from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp as upstream_vjp
 from tokamax_softcap import pallas_triton
 from tokamax_softcap import pallas_triton_vjp
 from tokamax_softcap import patched
@@ -155,14 +154,17 @@ class MosaicGpuOrTritonVjp:
 
   Attributes:
     triton: This package's Pallas-Triton VJP.
-    mosaic: tokamax's Mosaic GPU VJP.
+    mosaic: tokamax's Mosaic GPU VJP, run from the series' tree (patch 0032
+      fixes its per-head bias and key ranges with GQA). It keeps its two
+      kernels (`deterministic=True`, the default): patch 0031's one-pass
+      kernel is not yet measured on a GPU as a patch.
   """
 
   triton: Any = dataclasses.field(
       default_factory=pallas_triton_vjp.PallasTritonFlashAttentionVjp
   )
   mosaic: Any = dataclasses.field(
-      default_factory=upstream_vjp.PallasMosaicGpuFlashAttentionVjp
+      default_factory=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp
   )
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
@@ -190,6 +192,9 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
   - with a causal mask and `k_start` past a query block's first causal key
     block (rows that attend to no key), the forward returns; tokamax's
     hung (patch 0030);
+  - Mosaic GPU's VJP runs from the series' tree: with GQA, tokamax's read a
+    query head's bias (broadcast along a sequence axis) and key ranges at
+    another head's index, wrong dk and dv (patch 0032);
 
   - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
     `bypass_device_check`): this package's Pallas-Triton VJP where
@@ -225,7 +230,7 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
           triton=pallas_triton_vjp.PallasTritonFlashAttentionVjp(
               bypass_device_check=bypass
           ),
-          mosaic=upstream_vjp.PallasMosaicGpuFlashAttentionVjp(
+          mosaic=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
               bypass_device_check=bypass
           ),
       )
