@@ -507,6 +507,39 @@ def test_f16_with_a_cap_past_its_range_stays_finite():
     assert jnp.all(jnp.isfinite(g))
 
 
+def _grad_errors(ops, q, k, v, dout, mask_kwargs, dense, cap):
+  """Each op's bf16 gradients' `_relative_errors` against the f32 reference.
+
+  Args:
+    ops: `(name, op)` pairs.
+    q: Queries, f32 (rounded to bf16 for the ops and the reference alike).
+    k: Keys, f32 (likewise).
+    v: Values, f32 (likewise).
+    dout: The cotangent of the output, f32.
+    mask_kwargs: The ops' mask arguments.
+    dense: The same mask as a boolean array, for the reference.
+    cap: The soft cap.
+
+  Returns:
+    `{name: [dq, dk, dv errors]}`.
+  """
+
+  def loss(op, q, k, v):
+    out = op(q, k, v, logits_soft_cap=cap, **mask_kwargs)
+    return jnp.sum(out.astype(jnp.float32) * dout)
+
+  def ref_loss(q, k, v):
+    out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
+    return jnp.sum(out * dout)
+
+  bf16 = [x.astype(jnp.bfloat16) for x in (q, k, v)]
+  expected = jax.grad(ref_loss, argnums=(0, 1, 2))(
+      *[x.astype(jnp.float32) for x in bf16]
+  )
+  grad = jax.jit(jax.grad(loss, argnums=(1, 2, 3)), static_argnums=0)
+  return {name: _relative_errors(grad(op, *bf16), expected) for name, op in ops}
+
+
 def _relative_errors(grads, expected):
   return [
       float(jnp.max(jnp.abs(g.astype(jnp.float32) - e)) / jnp.max(jnp.abs(e)))
@@ -539,28 +572,12 @@ def test_default_chain_gradients_within_the_ops_errors(head_dim, mask_name):
       ),
   }[mask_name]
 
-  def loss(op, q, k, v):
-    out = op(q, k, v, logits_soft_cap=cap, **mask_kwargs)
-    return jnp.sum(out.astype(jnp.float32) * dout)
-
-  def ref_loss(q, k, v):
-    out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
-    return jnp.sum(out * dout)
-
-  bf16 = [x.astype(jnp.bfloat16) for x in (q, k, v)]
-  expected = jax.grad(ref_loss, argnums=(0, 1, 2))(
-      *[x.astype(jnp.float32) for x in bf16]
-  )
-  errors = {}
-  for name, op in (
+  ops = (
       ("default", tokamax_softcap.PallasMosaicGpuFlashAttention()),
       ("triton", tokamax_softcap.PallasTritonFlashAttention()),
       ("mosaic", upstream.PallasMosaicGpuFlashAttention()),
-  ):
-    grads = jax.jit(jax.grad(loss, argnums=(1, 2, 3)), static_argnums=0)(
-        op, *bf16
-    )
-    errors[name] = _relative_errors(grads, expected)
+  )
+  errors = _grad_errors(ops, q, k, v, dout, mask_kwargs, dense, cap)
   for i, name in enumerate(("dq", "dk", "dv")):
     # Where our VJP runs on Mosaic GPU's forward, dq and dk carry that
     # forward's errors: on an H200 (2026-12-04) they equalled Mosaic GPU's
@@ -711,18 +728,6 @@ def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
   numerics.assert_cap_active(q, k, cap, 5)
   mask_kwargs, dense = _mask(mask_name, t)
 
-  def loss(op, q, k, v):
-    out = op(q, k, v, logits_soft_cap=cap, **mask_kwargs)
-    return jnp.sum(out.astype(jnp.float32) * dout)
-
-  def ref_loss(q, k, v):
-    out = reference.attention(q, k, v, mask=dense, logits_soft_cap=cap)
-    return jnp.sum(out * dout)
-
-  bf16 = [x.astype(jnp.bfloat16) for x in (q, k, v)]
-  expected = jax.grad(ref_loss, argnums=(0, 1, 2))(
-      *[x.astype(jnp.float32) for x in bf16]
-  )
   sm90 = patched.pallas_mosaic_gpu_vjp.sm90
   calls = []
   monkeypatch.setattr(
@@ -731,16 +736,12 @@ def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
       _recorder("fused", calls, sm90.flash_attention_vjp_fused_kernel),
   )
   triton_vjp = tokamax_softcap.PallasTritonFlashAttentionVjp()
-  errors = {}
-  for name, op in (
+  ops = (
       ("fused", _fused_op()),
       ("two-kernel", upstream.PallasMosaicGpuFlashAttention()),
       ("triton", tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=triton_vjp)),
-  ):
-    grads = jax.jit(jax.grad(loss, argnums=(1, 2, 3)), static_argnums=0)(
-        op, *bf16
-    )
-    errors[name] = _relative_errors(grads, expected)
+  )
+  errors = _grad_errors(ops, q, k, v, dout, mask_kwargs, dense, cap)
   assert calls == ["fused"]  # Not the two kernels.
   print(head_dim, heads, mask_name, t, errors)
   for i, name in enumerate(("dq", "dk", "dv")):

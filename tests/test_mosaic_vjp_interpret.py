@@ -50,7 +50,7 @@ class Case:
 def _masks(case: Case):
   """Returns the op's mask (a `base.Mask`) and its dense `[#H, T, t]` form."""
   t_q, t_k = case.seq_q, case.seq_k or case.seq_q
-  q_pos, k_pos = jnp.arange(t_q)[:, None], jnp.arange(t_k)
+  q_pos = jnp.arange(t_q)[:, None]
   num_heads = case.heads[0]
   per_head = jnp.arange(num_heads)[:, None] * 37 + 0 * q_pos.T  # [H, T]
   mask = {
