@@ -20,13 +20,14 @@ import tokamax_softcap
 from tokamax_softcap import interpret
 from tokamax_softcap import patched
 from tokamax_softcap import reference
-import mosaic_interpret  # pylint: disable=g-bad-import-order
 import numerics  # pylint: disable=g-bad-import-order
 
-if not hasattr(jax.experimental.pallas.mosaic_gpu, "InterpretGPUParams"):
-  pytest.skip(
-      "Mosaic GPU's interpreter needs jax >= 0.12.", allow_module_level=True
-  )
+# Mosaic GPU's interpreter came with jax 0.12 (the H200's jax 0.11.2 lacks it).
+pytest.importorskip(
+    "jax._src.pallas.mosaic_gpu.interpret.jaxpr_interpret",
+    reason="Mosaic GPU's interpreter needs jax >= 0.12.",
+)
+import mosaic_interpret  # pylint: disable=g-bad-import-order,wrong-import-position
 
 CAP = 50.0
 _RULE_ARGS = ("mask", "precision", "bias", "q_indices", "k_indices")
