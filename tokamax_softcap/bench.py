@@ -33,13 +33,13 @@ with the cap: tokamax's Mosaic GPU op, its own forward and VJP (`mosaic`,
 where the GPU supports it); Mosaic GPU's forward with our VJP for every call
 (`mosaic-ours`); Mosaic GPU's forward and VJP, both with the series
 (`mosaic-fused`: the VJP with `deterministic=False`, i.e. patch 0031's
-one-pass kernel where it applies, else tokamax's two kernels); what a user gets naming no implementation (`default`:
-tokamax's default chain with this package registered, i.e. on Hopper Mosaic
-GPU's forward, with the series' patch 0030, and the VJP that
-`use_triton_vjp` picks; `mosaic` and `mosaic-ours` run tokamax's forward
-without it); and tokamax's XLA
-(`xla`) and chunked XLA (`xla_chunked`) implementations. Ratios are taken
-within one run.
+one-pass kernel where it applies, else tokamax's two kernels); what a user
+gets naming no implementation (`default`: tokamax's default chain with this
+package registered, i.e. on Hopper Mosaic GPU's forward, with the series'
+patch 0030, and the VJP that `use_triton_vjp` picks; `mosaic` and
+`mosaic-ours` run tokamax's forward without it); and tokamax's XLA (`xla`)
+and chunked XLA (`xla_chunked`) implementations. Ratios are taken within
+one run.
 """
 
 import argparse

@@ -195,7 +195,6 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
   - Mosaic GPU's VJP runs from the series' tree: with GQA, tokamax's read a
     query head's bias (broadcast along a sequence axis) and key ranges at
     another head's index, wrong dk and dv (patch 0032);
-
   - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
     `bypass_device_check`): this package's Pallas-Triton VJP where
     `use_triton_vjp` says so (e.g. head_dim 256, windows, packed
