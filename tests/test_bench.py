@@ -56,7 +56,7 @@ def test_dry_run_writes_every_output(tmp_path, capsys):
   results = report["results"]
   assert {r["implementation"] for r in results} == set(
       bench.IMPLEMENTATIONS
-  ) - set(bench.MOSAIC_GPU_IMPLEMENTATIONS)
+  ) - set(bench.GPU_ONLY_IMPLEMENTATIONS)
   for r in results:
     assert r["error"] is None, r
     assert r["fwd_ms"] > 0 and r["fwd_bwd_ms"] > 0 and r["peak_memory_mb"] > 0
@@ -111,10 +111,10 @@ def test_write_report_writes_every_format(tmp_path):
       "| shape | ours fwd+bwd (ms) | ours-nocap fwd+bwd (ms) |"
       " xla fwd+bwd (ms) |"
   )
-  # ours / ours-nocap 1.5x; no ours-stable, ours-highest, mosaic or
-  # default; xla failed; ours' memory ratio.
+  # ours / ours-nocap 1.5x; no ours-stable, ours-highest, mosaic, default
+  # or cudnn-nocap; xla failed; ours' memory ratio.
   assert table[4] == (
-      f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | — | — | 2.00 |"
+      f"| {shape} | 3.00 | 2.00 | — | 1.50x | — | — | — | — | — | — | 2.00 |"
   )
   # Throughput: B16 T1024 H8/4 D64 causal, 1024 * 1025 / 2 attended pairs,
   # 4 * 16 * 8 * 524800 * 64 = 1.72e10 FLOP forward in 1 ms, 2.5x that
@@ -153,12 +153,13 @@ def test_table_ratios_within_a_shape():
   assert lines[0].endswith(
       "| ours / ours-nocap | ours-stable / ours-nocap | ours-highest / ours |"
       " ours / mosaic | xla / ours | default / fastest of ours, mosaic,"
-      " mosaic-ours, mosaic-fused | ours peak mem / io |"
+      " mosaic-ours, mosaic-fused | default / cudnn-nocap |"
+      " ours peak mem / io |"
   )
-  assert lines[1] == "|---" * 12 + "|"
+  assert lines[1] == "|---" * 13 + "|"
   assert lines[2] == (
       f"| {shape} | 3.00 | 2.50 | 2.00 | 12.00 | 1.20x | — | — | 1.50x |"
-      " 4.00x | — | 0.50 |"
+      " 4.00x | — | — | 0.50 |"
   )
 
 
@@ -166,15 +167,22 @@ def test_default_ratio_takes_the_fastest_composition():
   shape = bench.Shape(seq_len=2048, head_dim=256, heads="gqa", mask="causal")
   results = _timed(
       shape,
-      {"ours": 3.0, "mosaic": 6.0, "mosaic-ours": 2.5, "default": 2.75},
+      {
+          "ours": 3.0,
+          "mosaic": 6.0,
+          "mosaic-ours": 2.5,
+          "default": 2.75,
+          "cudnn-nocap": 2.2,
+      },
       peak_memory_mb=None,
       memory_ratio=None,
   )
   row = bench.table(results).splitlines()[2]
-  # ours / mosaic 0.5x; default / min(3.0, 6.0, 2.5) 1.1x; no memory ratio.
+  # ours / mosaic 0.5x; default / min(3.0, 6.0, 2.5) 1.1x; default / cuDNN
+  # 1.25x; no memory ratio.
   assert row == (
-      f"| {shape} | 3.00 | 6.00 | 2.50 | 2.75 | — | — | — | 0.50x | — |"
-      " 1.10x | — |"
+      f"| {shape} | 3.00 | 6.00 | 2.50 | 2.75 | 2.20 | — | — | — | 0.50x |"
+      " — | 1.10x | 1.25x | — |"
   )
 
 

@@ -37,9 +37,11 @@ one-pass kernel where it applies, else tokamax's two kernels); what a user
 gets naming no implementation (`default`: tokamax's default chain with this
 package registered, i.e. on Hopper Mosaic GPU's forward, with the series'
 patch 0030, and the VJP that `use_triton_vjp` picks; `mosaic` and
-`mosaic-ours` run tokamax's forward without it); and tokamax's XLA (`xla`)
-and chunked XLA (`xla_chunked`) implementations. Ratios are taken within
-one run.
+`mosaic-ours` run tokamax's forward without it); tokamax's XLA (`xla`)
+and chunked XLA (`xla_chunked`) implementations; and, without the cap,
+which it lacks, cuDNN's fused attention (`cudnn-nocap`, `CudnnNoCap`: the
+speed a capped kernel is measured against). Ratios are taken within one
+run.
 """
 
 import argparse
@@ -92,9 +94,16 @@ IMPLEMENTATIONS = (
     "default",
     "xla",
     "xla_chunked",
+    "cudnn-nocap",
 )
-# Those that run Mosaic GPU kernels, which have no CPU interpreter.
-MOSAIC_GPU_IMPLEMENTATIONS = ("mosaic", "mosaic-ours", "mosaic-fused")
+# Those the dry run leaves out: they run on a GPU only (Mosaic GPU kernels
+# have no CPU interpreter).
+GPU_ONLY_IMPLEMENTATIONS = (
+    "mosaic",
+    "mosaic-ours",
+    "mosaic-fused",
+    "cudnn-nocap",
+)
 # The table's ratio columns: (numerator, denominators); of several
 # denominators, the fastest at the shape.
 RATIOS = (
@@ -104,6 +113,7 @@ RATIOS = (
     ("ours", ("mosaic",)),
     ("xla", ("ours",)),
     ("default", ("ours", "mosaic", "mosaic-ours", "mosaic-fused")),
+    ("default", ("cudnn-nocap",)),
 )
 CAP = 50.0  # Gemma 2's `attn_logit_softcapping`.
 # Masks: plain causal or none; a causal sliding window of `W` keys (Gemma 2's
@@ -318,6 +328,47 @@ def dry_run_shapes(
   return [dataclasses.replace(s, batch=1) for s in shapes]
 
 
+@dataclasses.dataclass(frozen=True)
+class CudnnNoCap:
+  """cuDNN's fused attention without a soft cap, as a speed baseline.
+
+  `jax.nn.dot_product_attention(..., implementation="cudnn")`, forward and
+  VJP both cuDNN's flash attention kernels (cuDNN has no soft cap). Takes
+  `bench`'s mask arguments (`Shape.mask_kwargs`): `is_causal` and a causal
+  `base.CausalMask` window of `W` keys (`local_window_size=(W - 1, 0)`).
+  `q`: `[B, T, H, D]`, `k`, `v`: `[B, t, h, D]` (`H` a multiple of `h`),
+  16-bit floats; returns `[B, T, H, D]`.
+
+  Raises:
+    NotImplementedError: for key ranges (packed documents), a causal offset
+      or `q_indices` (shards), which `jax.nn.dot_product_attention` lacks.
+  """
+
+  def supported_on(self, device: jax.Device) -> bool:
+    return device.platform == "gpu"
+
+  def __call__(self, q, k, v, *, is_causal=False, mask=None, q_indices=None):
+    window = None
+    if mask is not None:
+      if not isinstance(mask, base.CausalMask) or mask.offset != 0:
+        raise NotImplementedError(
+            "CudnnNoCap: no key ranges and no causal offset."
+        )
+      is_causal = True
+      if mask.window_size is not None:
+        window = (mask.window_size - 1, 0)
+    if q_indices is not None:
+      raise NotImplementedError("CudnnNoCap: no `q_indices`.")
+    return jax.nn.dot_product_attention(
+        q,
+        k,
+        v,
+        is_causal=is_causal,
+        local_window_size=window,
+        implementation="cudnn",
+    )
+
+
 def _implementation(
     name: str,
 ) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
@@ -344,6 +395,8 @@ def _implementation(
     return tokamax_softcap.PallasMosaicGpuFlashAttention(vjp=vjp), capped
   if name == "default":
     return registration.default_chain, capped
+  if name == "cudnn-nocap":
+    return CudnnNoCap(), {}
   return api.IMPLEMENTATIONS.get(name), capped
 
 
@@ -908,7 +961,7 @@ def main(
     )
     # It exercises this package's code; Mosaic GPU's kernels are left out.
     shapes, reps = dry_run_shapes(shards, layouts), DRY_RUN_REPS
-    impls = [n for n in impls if n not in MOSAIC_GPU_IMPLEMENTATIONS]
+    impls = [n for n in impls if n not in GPU_ONLY_IMPLEMENTATIONS]
     print(f"bench: {DRY_RUN_NOTE}", file=sys.stderr)
     if ignored := [
         f"--{k.replace('_', '-')}"
