@@ -50,6 +50,7 @@ def _rule(
     dtype=jnp.bfloat16,
     v_dtype=None,
     cc="9.0",
+    deterministic=True,
     **kwargs,
 ):
   """`use_triton_vjp` on the arguments as tokamax's `bind` gives them."""
@@ -62,7 +63,12 @@ def _rule(
   )
   names = ("mask", "precision", "bias", "q_indices", "k_indices")
   return tokamax_softcap.use_triton_vjp(
-      q, k, v, **{n: ba.kwargs[n] for n in names}, device=_gpu(cc)
+      q,
+      k,
+      v,
+      **{n: ba.kwargs[n] for n in names},
+      deterministic=deterministic,
+      device=_gpu(cc),
   )
 
 
@@ -154,20 +160,110 @@ def test_rule_keeps_mosaic_vjp_on_sm100():
   assert not _rule(256, cc="10.0", mask=_WINDOW)
 
 
-def _recorder(name, calls):
-  def vjp(*args, **kwargs):
-    calls.append(name)
+_KEY_RANGES = {
+    "window": dict(mask=_WINDOW),
+    "offset": dict(mask=base.CausalMask(offset=2)),
+    "k_start": dict(
+        mask=base.Mask(k_start=jnp.arange(16) // 4 * 4, is_causal=True)
+    ),
+    "k_end": dict(mask=base.Mask(k_end=jnp.full((16,), 8))),
+    "window-q_indices": dict(mask=_WINDOW, q_indices=jnp.arange(16)),
+}
+
+
+@pytest.mark.parametrize("head_dim", [64, 96, 128])
+@pytest.mark.parametrize("mask", list(_KEY_RANGES))
+def test_rule_takes_the_one_pass_vjp_for_key_ranges(head_dim, mask):
+  # Its loops skip the blocks that windows and key ranges mask, as ours do;
+  # Mosaic GPU's two kernels do not, and so are not taken for them.
+  kwargs = _KEY_RANGES[mask]
+  assert not _rule(head_dim, deterministic=False, **kwargs)
+  assert _rule(head_dim, deterministic=True, **kwargs) == (
+      mask != "window-q_indices"
+  )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(head_dim=256, is_causal=True),
+        dict(head_dim=128, v_dim=256),
+        dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
+        dict(mask=base.Mask(q_end=jnp.full((16,), 8))),
+        dict(mask=base.Mask(jnp.tri(16, dtype=bool)) & _WINDOW),
+        dict(precision=HIGHEST, mask=_WINDOW),
+        dict(dtype=jnp.float32, mask=_WINDOW),
+        dict(cc="8.0", is_causal=True),
+    ],
+    ids=[
+        "head_dim-256",
+        "v_dim-256",
+        "q_start",
+        "q_end",
+        "window-bool-array",
+        "highest",
+        "f32",
+        "sm80",
+    ],
+)
+def test_rule_takes_triton_vjp_where_no_one_pass_kernel_runs(kwargs):
+  # (With a bias or `k_indices` our loops skip no block either: Mosaic GPU's
+  # two kernels are kept, as `test_rule_keeps_mosaic_vjp_where_it_is_faster`
+  # checks.)
+  assert _rule(deterministic=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "flags,expected",
+    [
+        ("", False),
+        ("--xla_gpu_deterministic_ops", True),
+        ("--xla_gpu_deterministic_ops=true", True),
+        ("--xla_gpu_deterministic_ops=True --xla_dump_to=/tmp", True),
+        ("--xla_gpu_exclude_nondeterministic_ops=1", True),
+        ("--xla_gpu_deterministic_ops=false", False),
+        ("--xla_gpu_deterministic_ops=true --xla_gpu_deterministic_ops=0", False),
+        ("--xla_gpu_deterministic_ops_x=true", False),
+    ],
+)
+def test_deterministic_ops_read_from_xla_flags(monkeypatch, flags, expected):
+  monkeypatch.setenv("XLA_FLAGS", flags)
+  assert tokamax_softcap.deterministic_ops_requested() is expected
+
+
+@dataclasses.dataclass(frozen=True)
+class _Recorder:
+  """A stand-in VJP that records its name and `deterministic` when called."""
+
+  name: str
+  calls: list[tuple[str, bool | None]]
+  deterministic: bool | None = None
+
+  def __call__(self, *args, **kwargs):
+    self.calls.append((self.name, self.deterministic))
     return args, kwargs
 
-  return vjp
 
-
-@pytest.mark.parametrize("head_dim,expected", [(64, "mosaic"), (256, "triton")])
-def test_dispatch_runs_the_chosen_vjp(monkeypatch, head_dim, expected):
+@pytest.mark.parametrize(
+    "head_dim,deterministic,flags,expected",
+    [
+        (64, None, "", ("mosaic", False)),
+        (64, None, "--xla_gpu_deterministic_ops=true", ("mosaic", True)),
+        (64, True, "", ("mosaic", True)),
+        (64, False, "--xla_gpu_deterministic_ops", ("mosaic", False)),
+        (256, None, "", ("triton", None)),
+    ],
+)
+def test_dispatch_runs_the_chosen_vjp(
+    monkeypatch, head_dim, deterministic, flags, expected
+):
   monkeypatch.setattr(gpu_utils, "is_sm90", lambda device=None: True)
+  monkeypatch.setenv("XLA_FLAGS", flags)
   calls = []
   vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
-      triton=_recorder("triton", calls), mosaic=_recorder("mosaic", calls)
+      triton=_Recorder("triton", calls),
+      mosaic=_Recorder("mosaic", calls),
+      deterministic=deterministic,
   )
   q = k = v = jnp.zeros((1, 16, 1, head_dim), jnp.bfloat16)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention()

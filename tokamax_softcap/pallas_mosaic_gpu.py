@@ -16,6 +16,7 @@ logits `s`, so `m + log(l)` is the row's log-sum-exp (zero rows: `l = 0`).
 
 import dataclasses
 import functools
+import os
 from typing import Any, override
 
 import jax
@@ -50,12 +51,13 @@ _16BIT_PRESETS = {
 def _skips_blocks(
     mask: base.Mask, bias: jax.Array | None, indexed: bool
 ) -> bool:
-  """Whether our VJP's loops skip blocks that `mask` removes (Mosaic's don't).
+  """Whether our VJP's loops skip blocks that `mask` removes.
 
   Our kernels bound their loops by windows (`CausalMask.window_size`),
   offset diagonals and key and query ranges, unless a bias is given (every
   block of `ds` is written) or `q_indices` / `k_indices` are (the mask is
   then dense). A plain causal mask both skip; a boolean array neither does.
+  Mosaic GPU's two kernels skip only the plain causal mask's blocks.
 
   Args:
     mask: The bound `base.Mask`.
@@ -68,6 +70,26 @@ def _skips_blocks(
   window_or_offset = causal is not None and not mask.is_causal
   ranges = (mask.q_start, mask.q_end, mask.k_start, mask.k_end)
   return window_or_offset or any(x is not None for x in ranges)
+
+
+def _fuses(
+    mask: base.Mask, bias: jax.Array | None, k_indices: jax.Array | None
+) -> bool:
+  """Whether Mosaic GPU's VJP can run its one-pass kernel (patch 0031).
+
+  With `deterministic=False`, where the series' `supports_fused_kernel`
+  holds: no bias and no mask array, i.e. no boolean mask, no query ranges
+  and no `k_indices` (`decompose_mask` keeps only the causal mask, windows
+  and key ranges out of the array). The kernel bounds its loops by those,
+  so it skips the blocks they mask. Head dims are checked apart.
+  """
+  return (
+      bias is None
+      and k_indices is None
+      and mask.bool_mask is None
+      and mask.q_start is None
+      and mask.q_end is None
+  )
 
 
 def _at_16bit_default(
@@ -87,6 +109,22 @@ def _at_16bit_default(
   )
 
 
+def deterministic_ops_requested() -> bool:
+  """Whether `XLA_FLAGS` asks XLA for deterministic GPU ops.
+
+  As `--xla_gpu_deterministic_ops` or its subset
+  `--xla_gpu_exclude_nondeterministic_ops` (openxla/xla#12520), bare or
+  `=true`; the last spelling of each wins, as in XLA's flag parser.
+  """
+  flags = {}
+  for flag in os.environ.get("XLA_FLAGS", "").split():
+    name, _, value = flag.lstrip("-").partition("=")
+    flags[name] = value.lower() in ("", "true", "1")
+  return flags.get("xla_gpu_deterministic_ops", False) or flags.get(
+      "xla_gpu_exclude_nondeterministic_ops", False
+  )
+
+
 def use_triton_vjp(
     q: jax.Array,
     k: jax.Array,
@@ -97,6 +135,7 @@ def use_triton_vjp(
     bias: jax.Array | None = None,
     q_indices: jax.Array | None = None,
     k_indices: jax.Array | None = None,
+    deterministic: bool = True,
     device: jax.Device | None = None,
 ) -> bool:
   """Returns whether our Pallas-Triton VJP, not Mosaic GPU's, runs a call.
@@ -106,14 +145,17 @@ def use_triton_vjp(
 
   - on GPUs other than sm90 and sm100 (Ampere, Ada), ours: Mosaic GPU's VJP
     supports neither;
-  - on sm100 (Blackwell), Mosaic GPU's: not measured;
   - on sm90 (Hopper), Mosaic GPU's only for `q`, `k`, `v` of one 16-bit
-    dtype whose dots run at its default algorithm (`_at_16bit_default`), a
-    head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`, and a mask whose blocks
-    our loops would not skip (`_skips_blocks`); else ours. So ours takes
+    dtype whose dots run at its default algorithm (`_at_16bit_default`)
+    and a head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`; with
+    `deterministic=False` wherever its one-pass kernel runs (`_fuses`: no
+    bias and no mask array), else only with a mask whose blocks our loops
+    would not skip (`_skips_blocks`); else ours. So ours takes
     `precision=HIGHEST` (its f32-accurate operands: docs/accuracy.md), f32
     and mixed dtypes (which Mosaic GPU's VJP rejects), head_dim 256, and
-    windows, packed documents and query ranges.
+    query ranges; windows and packed documents too where Mosaic GPU's VJP
+    would run its two kernels;
+  - on sm100 (Blackwell), Mosaic GPU's: not measured.
 
   Args:
     q: Queries, `[*B, T, H, D]`.
@@ -124,6 +166,8 @@ def use_triton_vjp(
     bias: The bias, if any.
     q_indices: The bound `q_indices`, if any.
     k_indices: The bound `k_indices`, if any.
+    deterministic: Whether Mosaic GPU's VJP runs with `deterministic=True`
+      (its two kernels only).
     device: The GPU (default: JAX's default device).
 
   Returns:
@@ -135,11 +179,12 @@ def use_triton_vjp(
     return True
   indexed = q_indices is not None or k_indices is not None
   same_dtype = q.dtype == k.dtype == v.dtype
+  fuses = not deterministic and _fuses(mask, bias, k_indices)
   return (
       not (same_dtype and _at_16bit_default(q.dtype, precision))
       or patched.pallas_triton_vjp.keeps_f32_operands(q.dtype, precision)
       or max(q.shape[-1], v.shape[-1]) > MOSAIC_VJP_MAX_HEAD_DIM
-      or _skips_blocks(mask, bias, indexed)
+      or (not fuses and _skips_blocks(mask, bias, indexed))
   )
 
 
@@ -155,9 +200,15 @@ class MosaicGpuOrTritonVjp:
   Attributes:
     triton: This package's Pallas-Triton VJP.
     mosaic: tokamax's Mosaic GPU VJP, run from the series' tree (patch 0032
-      fixes its per-head bias and key ranges with GQA). It keeps its two
-      kernels (`deterministic=True`, the default): patch 0031's one-pass
-      kernel is not yet measured on a GPU as a patch.
+      fixes its per-head bias and key ranges with GQA), with its
+      `deterministic` field replaced by this one's.
+    deterministic: Whether `dq` must be the same from run to run. `False`
+      lets Mosaic GPU's VJP run its one-pass kernel (patch 0031), whose
+      f32 `dq` adds run in the order its CTAs finish: runs differ by
+      rounding (docs/accuracy.md gives the measured spread). `None`, the
+      default: as `XLA_FLAGS` asks for XLA's own ops
+      (`deterministic_ops_requested`), at each call; so `False` unless it
+      sets `--xla_gpu_deterministic_ops`.
   """
 
   triton: Any = dataclasses.field(
@@ -166,8 +217,12 @@ class MosaicGpuOrTritonVjp:
   mosaic: Any = dataclasses.field(
       default_factory=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp
   )
+  deterministic: bool | None = None
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
+    deterministic = self.deterministic
+    if deterministic is None:
+      deterministic = deterministic_ops_requested()
     triton = use_triton_vjp(
         q,
         k,
@@ -176,8 +231,12 @@ class MosaicGpuOrTritonVjp:
             name: kwargs[name]
             for name in ("mask", "precision", "bias", "q_indices", "k_indices")
         },
+        deterministic=deterministic,
     )
-    vjp = self.triton if triton else self.mosaic
+    if triton:
+      vjp = self.triton
+    else:
+      vjp = dataclasses.replace(self.mosaic, deterministic=deterministic)
     return vjp(residuals, out, dout, q, k, v, **kwargs)
 
 
