@@ -483,3 +483,36 @@ def test_layouts_without_shards_are_ignored_with_a_message(tmp_path, capsys):
   assert "--layouts applies with --shards > 1; ignored." in (
       capsys.readouterr().err
   )
+
+
+@pytest.mark.parametrize("mask", ["causal", "full", "window-32"])
+def test_cudnn_baseline_attends_what_the_mask_does(monkeypatch, mask):
+  # cuDNN needs a GPU: its call is run by XLA's implementation here, and
+  # checked against tokamax's XLA op with the same mask arguments.
+  calls = []
+  attention = jax.nn.dot_product_attention
+
+  def xla_instead(*args, implementation, **kwargs):
+    calls.append(implementation)
+    return attention(*args, implementation="xla", **kwargs)
+
+  shape = bench.Shape(seq_len=128, head_dim=32, heads="gqa", mask="causal")
+  shape = dataclasses.replace(shape, mask=mask, batch=1)
+  (q, k, v), = bench._inputs(shape, jnp.float32, 1)  # pylint: disable=protected-access
+  kwargs = shape.mask_kwargs()
+  expected = base.DotProductAttention()(q, k, v, **kwargs)
+  monkeypatch.setattr(bench.jax.nn, "dot_product_attention", xla_instead)
+  actual = bench.CudnnNoCap()(q, k, v, **kwargs)
+  assert calls == ["cudnn"]
+  np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mask", ["docs-4", "offset"])
+def test_cudnn_baseline_rejects_what_it_lacks(mask):
+  q = k = v = jnp.zeros((1, 128, 2, 32), jnp.bfloat16)
+  kwargs = dict(mask=base.CausalMask(offset=1))
+  if mask != "offset":
+    shape = bench.Shape(seq_len=128, head_dim=32, heads="gqa", mask=mask)
+    kwargs = shape.mask_kwargs()
+  with pytest.raises(NotImplementedError, match="CudnnNoCap"):
+    bench.CudnnNoCap()(q, k, v, **kwargs)
