@@ -498,7 +498,7 @@ def test_cudnn_baseline_attends_what_the_mask_does(monkeypatch, mask):
 
   shape = bench.Shape(seq_len=128, head_dim=32, heads="gqa", mask="causal")
   shape = dataclasses.replace(shape, mask=mask, batch=1)
-  (q, k, v), = bench._inputs(shape, jnp.float32, 1)  # pylint: disable=protected-access
+  ((q, k, v),) = bench._inputs(shape, jnp.float32, 1)  # pylint: disable=protected-access
   kwargs = shape.mask_kwargs()
   expected = base.DotProductAttention()(q, k, v, **kwargs)
   monkeypatch.setattr(bench.jax.nn, "dot_product_attention", xla_instead)

@@ -213,24 +213,6 @@ def test_rule_takes_triton_vjp_where_no_one_pass_kernel_runs(kwargs):
   assert _rule(deterministic=False, **kwargs)
 
 
-@pytest.mark.parametrize(
-    "flags,expected",
-    [
-        ("", False),
-        ("--xla_gpu_deterministic_ops", True),
-        ("--xla_gpu_deterministic_ops=true", True),
-        ("--xla_gpu_deterministic_ops=True --xla_dump_to=/tmp", True),
-        ("--xla_gpu_exclude_nondeterministic_ops=1", True),
-        ("--xla_gpu_deterministic_ops=false", False),
-        ("--xla_gpu_deterministic_ops=true --xla_gpu_deterministic_ops=0", False),
-        ("--xla_gpu_deterministic_ops_x=true", False),
-    ],
-)
-def test_deterministic_ops_read_from_xla_flags(monkeypatch, flags, expected):
-  monkeypatch.setenv("XLA_FLAGS", flags)
-  assert tokamax_softcap.deterministic_ops_requested() is expected
-
-
 @dataclasses.dataclass(frozen=True)
 class _Recorder:
   """A stand-in VJP that records its name and `deterministic` when called."""
@@ -245,25 +227,26 @@ class _Recorder:
 
 
 @pytest.mark.parametrize(
-    "head_dim,deterministic,flags,expected",
+    "head_dim,deterministic,expected",
     [
-        (64, None, "", ("mosaic", False)),
-        (64, None, "--xla_gpu_deterministic_ops=true", ("mosaic", True)),
-        (64, True, "", ("mosaic", True)),
-        (64, False, "--xla_gpu_deterministic_ops", ("mosaic", False)),
-        (256, None, "", ("triton", None)),
+        (64, None, ("mosaic", True)),  # The default.
+        (64, True, ("mosaic", True)),
+        (64, False, ("mosaic", False)),
+        (256, False, ("triton", None)),
     ],
 )
 def test_dispatch_runs_the_chosen_vjp(
-    monkeypatch, head_dim, deterministic, flags, expected
+    monkeypatch, head_dim, deterministic, expected
 ):
   monkeypatch.setattr(gpu_utils, "is_sm90", lambda device=None: True)
-  monkeypatch.setenv("XLA_FLAGS", flags)
   calls = []
+  determinism = {}
+  if deterministic is not None:
+    determinism = dict(deterministic=deterministic)
   vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
       triton=_Recorder("triton", calls),
       mosaic=_Recorder("mosaic", calls),
-      deterministic=deterministic,
+      **determinism,
   )
   q = k = v = jnp.zeros((1, 16, 1, head_dim), jnp.bfloat16)
   op = tokamax_softcap.PallasMosaicGpuFlashAttention()

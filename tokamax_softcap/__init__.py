@@ -20,7 +20,6 @@ The kernels are tokamax's with the patch series in `patches/` applied (see
 `tokamax_softcap.patched`).
 """
 
-from tokamax_softcap.pallas_mosaic_gpu import deterministic_ops_requested
 from tokamax_softcap.pallas_mosaic_gpu import MosaicGpuOrTritonVjp
 from tokamax_softcap.pallas_mosaic_gpu import PallasMosaicGpuFlashAttention
 from tokamax_softcap.pallas_mosaic_gpu import use_triton_vjp

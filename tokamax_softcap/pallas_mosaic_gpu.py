@@ -16,7 +16,6 @@ logits `s`, so `m + log(l)` is the row's log-sum-exp (zero rows: `l = 0`).
 
 import dataclasses
 import functools
-import os
 from typing import Any, override
 
 import jax
@@ -109,22 +108,6 @@ def _at_16bit_default(
   )
 
 
-def deterministic_ops_requested() -> bool:
-  """Whether `XLA_FLAGS` asks XLA for deterministic GPU ops.
-
-  As `--xla_gpu_deterministic_ops` or its subset
-  `--xla_gpu_exclude_nondeterministic_ops` (openxla/xla#12520), bare or
-  `=true`; the last spelling of each wins, as in XLA's flag parser.
-  """
-  flags = {}
-  for flag in os.environ.get("XLA_FLAGS", "").split():
-    name, _, value = flag.lstrip("-").partition("=")
-    flags[name] = value.lower() in ("", "true", "1")
-  return flags.get("xla_gpu_deterministic_ops", False) or flags.get(
-      "xla_gpu_exclude_nondeterministic_ops", False
-  )
-
-
 def use_triton_vjp(
     q: jax.Array,
     k: jax.Array,
@@ -201,14 +184,13 @@ class MosaicGpuOrTritonVjp:
     triton: This package's Pallas-Triton VJP.
     mosaic: tokamax's Mosaic GPU VJP, run from the series' tree (patch 0032
       fixes its per-head bias and key ranges with GQA), with its
-      `deterministic` field replaced by this one's.
-    deterministic: Whether `dq` must be the same from run to run. `False`
-      lets Mosaic GPU's VJP run its one-pass kernel (patch 0031), whose
-      f32 `dq` adds run in the order its CTAs finish: runs differ by
-      rounding (docs/accuracy.md gives the measured spread). `None`, the
-      default: as `XLA_FLAGS` asks for XLA's own ops
-      (`deterministic_ops_requested`), at each call; so `False` unless it
-      sets `--xla_gpu_deterministic_ops`.
+      `deterministic` field (the series') replaced by this one's.
+    deterministic: Whether `dq` must be the same from run to run (the
+      default). `False` lets Mosaic GPU's VJP run its one-pass kernel (patch
+      0031; `use_triton_vjp` then takes it for windows and key ranges too),
+      whose f32 `dq` adds run in the order its CTAs finish, so that runs
+      differ by rounding. Not yet the default: the kernel has run only in
+      Mosaic GPU's interpreter on a CPU, not on a GPU.
   """
 
   triton: Any = dataclasses.field(
@@ -217,12 +199,9 @@ class MosaicGpuOrTritonVjp:
   mosaic: Any = dataclasses.field(
       default_factory=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp
   )
-  deterministic: bool | None = None
+  deterministic: bool = True
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
-    deterministic = self.deterministic
-    if deterministic is None:
-      deterministic = deterministic_ops_requested()
     triton = use_triton_vjp(
         q,
         k,
@@ -231,12 +210,11 @@ class MosaicGpuOrTritonVjp:
             name: kwargs[name]
             for name in ("mask", "precision", "bias", "q_indices", "k_indices")
         },
-        deterministic=deterministic,
+        deterministic=self.deterministic,
     )
-    if triton:
-      vjp = self.triton
-    else:
-      vjp = dataclasses.replace(self.mosaic, deterministic=deterministic)
+    vjp = self.triton if triton else self.mosaic
+    if not triton and getattr(vjp, "deterministic", True) != self.deterministic:
+      vjp = dataclasses.replace(vjp, deterministic=self.deterministic)
     return vjp(residuals, out, dout, q, k, v, **kwargs)
 
 
