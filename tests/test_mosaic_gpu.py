@@ -747,6 +747,46 @@ def test_mosaic_vjp_fuses_its_kernels(monkeypatch, mask_name, vmapped):
   assert [x.shape for x in exported.out_avals] == [q.shape, kv.shape, kv.shape]
 
 
+@pytest.mark.parametrize("deterministic", [True, False])
+@pytest.mark.parametrize("mask_name", ["causal", "window", "docs"])
+def test_opt_in_default_op_takes_the_one_pass_vjp(
+    monkeypatch, mask_name, deterministic
+):
+  # The op docs/usage.md registers to opt in: with `deterministic=False` the
+  # rule gives the one-pass kernel windows and documents too (ours, not
+  # Mosaic GPU's two kernels, take them otherwise). Lowered for CUDA.
+  calls = _record_fused_kernel(monkeypatch)
+  vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
+      triton=tokamax_softcap.PallasTritonFlashAttentionVjp(
+          bypass_device_check=True
+      ),
+      mosaic=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+          bypass_device_check=True
+      ),
+      deterministic=deterministic,
+  )
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(
+      vjp=vjp, bypass_device_check=True, config=upstream.ConfigSM90()
+  )
+  t = 512
+  mask_kwargs, _ = _mask(mask_name, t)
+
+  def loss(q, k, v):
+    return jnp.sum(op(q, k, v, logits_soft_cap=CAP, **mask_kwargs))
+
+  q = jax.ShapeDtypeStruct((1, t, 4, 128), jnp.bfloat16)
+  kv = jax.ShapeDtypeStruct((1, t, 2, 128), jnp.bfloat16)
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+  exported = export.export(grad, platforms=["cuda"])(q, kv, kv)
+  mosaic_kernels = exported.mlir_module().count("custom_call @mosaic_gpu")
+  if deterministic:  # Mosaic GPU's two kernels (causal) or ours.
+    assert not calls
+    assert mosaic_kernels == (3 if mask_name == "causal" else 1)
+  else:
+    assert calls
+    assert mosaic_kernels == 2
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
