@@ -507,12 +507,17 @@ def test_cudnn_baseline_attends_what_the_mask_does(monkeypatch, mask):
   np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("mask", ["docs-4", "offset"])
+@pytest.mark.parametrize("mask", ["docs-4", "offset", "shard"])
 def test_cudnn_baseline_rejects_what_it_lacks(mask):
   q = k = v = jnp.zeros((1, 128, 2, 32), jnp.bfloat16)
   kwargs = dict(mask=base.CausalMask(offset=1))
-  if mask != "offset":
+  if mask == "docs-4":
     shape = bench.Shape(seq_len=128, head_dim=32, heads="gqa", mask=mask)
+    kwargs = shape.mask_kwargs()
+  elif mask == "shard":
+    shape = bench.Shape(
+        seq_len=128, head_dim=32, heads="gqa", mask="causal", shards=2, shard=1
+    )
     kwargs = shape.mask_kwargs()
   with pytest.raises(NotImplementedError, match="CudnnNoCap"):
     bench.CudnnNoCap()(q, k, v, **kwargs)

@@ -18,6 +18,8 @@ from tokamax._src import gpu_utils
 from tokamax._src import mosaic_gpu as mosaic_gpu_lib
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
+from tokamax._src.ops.attention import pallas_mosaic_gpu_common as mosaic_gpu_common
+from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp
 import tokamax_softcap
 from tokamax_softcap import harness
 from tokamax_softcap import patched
@@ -50,7 +52,7 @@ def _rule(
     dtype=jnp.bfloat16,
     v_dtype=None,
     cc="9.0",
-    deterministic=True,
+    one_pass=False,
     **kwargs,
 ):
   """`use_triton_vjp` on the arguments as tokamax's `bind` gives them."""
@@ -67,7 +69,7 @@ def _rule(
       k,
       v,
       **{n: ba.kwargs[n] for n in names},
-      deterministic=deterministic,
+      one_pass=one_pass,
       device=_gpu(cc),
   )
 
@@ -175,12 +177,11 @@ _KEY_RANGES = {
 @pytest.mark.parametrize("mask", list(_KEY_RANGES))
 def test_rule_takes_the_one_pass_vjp_for_key_ranges(head_dim, mask):
   # Its loops skip the blocks that windows and key ranges mask, as ours do;
-  # Mosaic GPU's two kernels do not, and so are not taken for them.
+  # Mosaic GPU's two kernels do not, and so are taken for them only where
+  # ours skip nothing either (with `q_indices`: the mask is dense for ours).
   kwargs = _KEY_RANGES[mask]
-  assert not _rule(head_dim, deterministic=False, **kwargs)
-  assert _rule(head_dim, deterministic=True, **kwargs) == (
-      mask != "window-q_indices"
-  )
+  assert not _rule(head_dim, one_pass=True, **kwargs)
+  assert _rule(head_dim, **kwargs) == (mask != "window-q_indices")
 
 
 @pytest.mark.parametrize(
@@ -207,10 +208,58 @@ def test_rule_takes_the_one_pass_vjp_for_key_ranges(head_dim, mask):
     ],
 )
 def test_rule_takes_triton_vjp_where_no_one_pass_kernel_runs(kwargs):
-  # (With a bias or `k_indices` our loops skip no block either: Mosaic GPU's
-  # two kernels are kept, as `test_rule_keeps_mosaic_vjp_where_it_is_faster`
-  # checks.)
-  assert _rule(deterministic=False, **kwargs)
+  assert _rule(one_pass=True, **kwargs)
+
+
+_FUSES_CASES = {
+    "none": {},
+    "causal": dict(is_causal=True),
+    "bias": dict(bias=jnp.zeros((16, 16))),
+    "bool-array": dict(mask=jnp.tri(16, dtype=bool)),
+    "q_start": dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
+    "k_indices": dict(is_causal=True, k_indices=jnp.arange(16)),
+    "window-k_end": dict(mask=base.Mask(k_end=jnp.full((16,), 12)) & _WINDOW),
+} | _KEY_RANGES
+
+
+@pytest.mark.parametrize("case", list(_FUSES_CASES))
+def test_rule_agrees_with_the_one_pass_kernels_own_check(case):
+  # `_fuses` (the rule's) against the series' `supports_fused_kernel` on
+  # what `decompose_mask` leaves of the same bound arguments, at the heuristic
+  # config (64 x 64 blocks). `k_indices` alone leaves no mask array, but then
+  # ours skip nothing either: the rule keeps Mosaic GPU's VJP both ways.
+  kwargs = _FUSES_CASES[case]
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  q = jnp.zeros((1, 16, 2, 128), jnp.bfloat16)
+  k = v = jnp.zeros((1, 16, 1, 128), jnp.bfloat16)
+  ba = tokamax_softcap.PallasMosaicGpuFlashAttention().bind(
+      q, k, v, logits_soft_cap=50.0, **kwargs
+  )
+  mask, bias = ba.kwargs["mask"], ba.kwargs["bias"]
+  q_indices, k_indices = ba.kwargs["q_indices"], ba.kwargs["k_indices"]
+  mask_array, _, k_start, k_end = mosaic_gpu_common.decompose_mask(
+      mask, q, k, q_indices, k_indices
+  )
+  config = sm90.Config(
+      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+  )
+  kernel_fuses = sm90.supports_fused_kernel(
+      q, v, bias, mask_array, k_start, k_end, config
+  )
+  rule_fuses = tokamax_softcap.pallas_mosaic_gpu._fuses(mask, bias, k_indices)  # pylint: disable=protected-access
+  assert rule_fuses == (kernel_fuses and case != "k_indices")
+
+
+def test_one_pass_needs_64_blocks():
+  assert tokamax_softcap.pallas_mosaic_gpu.one_pass_blocks(None)
+  configs = {
+      size: patched.pallas_mosaic_gpu_vjp.sm90.Config(
+          block_q_dkv=size, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+      )
+      for size in (64, 128)
+  }
+  assert tokamax_softcap.pallas_mosaic_gpu.one_pass_blocks(configs[64])
+  assert not tokamax_softcap.pallas_mosaic_gpu.one_pass_blocks(configs[128])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,6 +305,41 @@ def test_dispatch_runs_the_chosen_vjp(
   assert calls == [expected]
   assert args == ("residuals", "out", "dout", q, k, v)
   assert forwarded == kwargs
+
+
+@pytest.mark.parametrize("block", [64, 128])
+def test_dispatch_takes_the_one_pass_vjp_only_with_its_blocks(
+    monkeypatch, block
+):
+  # A window: with `deterministic=False`, Mosaic GPU's VJP where its config
+  # lets it run one kernel; else ours (Mosaic GPU's two kernels would not
+  # skip the window's blocks).
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda device=None: True)
+  calls = []
+  config = patched.pallas_mosaic_gpu_vjp.sm90.Config(
+      block_q_dkv=block, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+  )
+  mosaic = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      config=config
+  )
+  vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
+      triton=_Recorder("triton", calls), mosaic=mosaic, deterministic=False
+  )
+  monkeypatch.setattr(
+      type(mosaic), "__call__", lambda self, *a, **k: calls.append("mosaic")
+  )
+  q = k = v = jnp.zeros((1, 16, 1, 64), jnp.bfloat16)
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention()
+  kwargs = dict(op.bind(q, k, v, mask=_WINDOW).kwargs)
+  del kwargs["return_residuals"]
+  vjp("residuals", "out", "dout", q, k, v, **kwargs)
+  assert calls == (["mosaic"] if block == 64 else [("triton", None)])
+
+
+def test_one_pass_needs_a_vjp_that_has_it():
+  mosaic = pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp()
+  with pytest.raises(ValueError, match="deterministic"):
+    tokamax_softcap.MosaicGpuOrTritonVjp(mosaic=mosaic, deterministic=False)
 
 
 def test_vjp_through_tokamax_on_another_forward():

@@ -74,13 +74,19 @@ def _skips_blocks(
 def _fuses(
     mask: base.Mask, bias: jax.Array | None, k_indices: jax.Array | None
 ) -> bool:
-  """Whether Mosaic GPU's VJP can run its one-pass kernel (patch 0031).
+  """Whether a call's masks let Mosaic GPU's VJP run one kernel (patch 0031).
 
-  With `deterministic=False`, where the series' `supports_fused_kernel`
-  holds: no bias and no mask array, i.e. no boolean mask, no query ranges
-  and no `k_indices` (`decompose_mask` keeps only the causal mask, windows
-  and key ranges out of the array). The kernel bounds its loops by those,
-  so it skips the blocks they mask. Head dims are checked apart.
+  As the series' `supports_fused_kernel` decides from what
+  `decompose_mask` leaves: no bias and no mask array, i.e. no boolean mask,
+  no query ranges and no `k_indices` (only the causal mask, windows and key
+  ranges stay out of the array). The kernel bounds its loops by those, so it
+  skips the blocks they mask. (Its head dims, dtypes and blocks are checked
+  by `use_triton_vjp` and `one_pass_blocks`.)
+
+  Args:
+    mask: The bound `base.Mask`.
+    bias: The bias, if any.
+    k_indices: The bound `k_indices`, if any.
   """
   return (
       bias is None
@@ -88,6 +94,20 @@ def _fuses(
       and mask.bool_mask is None
       and mask.q_start is None
       and mask.q_end is None
+  )
+
+
+def one_pass_blocks(config: Any) -> bool:
+  """Whether a Mosaic GPU VJP `config` lets it run its one-pass kernel.
+
+  `None` (tokamax picks the config: 64 x 64 blocks on sm90 for masks the
+  one-pass kernel takes) or a config of 64 x 64 blocks
+  (`block_q_dkv`, `block_kv_dkv`), as `supports_fused_kernel` needs.
+  """
+  return config is None or (
+      getattr(config, "block_q_dkv", None)
+      == getattr(config, "block_kv_dkv", None)
+      == 64
   )
 
 
@@ -118,7 +138,7 @@ def use_triton_vjp(
     bias: jax.Array | None = None,
     q_indices: jax.Array | None = None,
     k_indices: jax.Array | None = None,
-    deterministic: bool = True,
+    one_pass: bool = False,
     device: jax.Device | None = None,
 ) -> bool:
   """Returns whether our Pallas-Triton VJP, not Mosaic GPU's, runs a call.
@@ -130,10 +150,10 @@ def use_triton_vjp(
     supports neither;
   - on sm90 (Hopper), Mosaic GPU's only for `q`, `k`, `v` of one 16-bit
     dtype whose dots run at its default algorithm (`_at_16bit_default`)
-    and a head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`; with
-    `deterministic=False` wherever its one-pass kernel runs (`_fuses`: no
-    bias and no mask array), else only with a mask whose blocks our loops
-    would not skip (`_skips_blocks`); else ours. So ours takes
+    and a head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`; with `one_pass`
+    wherever its one-pass kernel runs (`_fuses`: no bias and no mask
+    array), else only with a mask whose blocks our loops would not skip
+    (`_skips_blocks`); else ours. So ours takes
     `precision=HIGHEST` (its f32-accurate operands: docs/accuracy.md), f32
     and mixed dtypes (which Mosaic GPU's VJP rejects), head_dim 256, and
     query ranges; windows and packed documents too where Mosaic GPU's VJP
@@ -149,8 +169,8 @@ def use_triton_vjp(
     bias: The bias, if any.
     q_indices: The bound `q_indices`, if any.
     k_indices: The bound `k_indices`, if any.
-    deterministic: Whether Mosaic GPU's VJP runs with `deterministic=True`
-      (its two kernels only).
+    one_pass: Whether Mosaic GPU's VJP may run its one-pass kernel
+      (`deterministic=False`, and `one_pass_blocks`).
     device: The GPU (default: JAX's default device).
 
   Returns:
@@ -162,7 +182,7 @@ def use_triton_vjp(
     return True
   indexed = q_indices is not None or k_indices is not None
   same_dtype = q.dtype == k.dtype == v.dtype
-  fuses = not deterministic and _fuses(mask, bias, k_indices)
+  fuses = one_pass and _fuses(mask, bias, k_indices)
   return (
       not (same_dtype and _at_16bit_default(q.dtype, precision))
       or patched.pallas_triton_vjp.keeps_f32_operands(q.dtype, precision)
@@ -201,7 +221,18 @@ class MosaicGpuOrTritonVjp:
   )
   deterministic: bool = True
 
+  def __post_init__(self):
+    if not self.deterministic and not hasattr(self.mosaic, "deterministic"):
+      raise ValueError(
+          "`deterministic=False` needs a `mosaic` VJP with a `deterministic`"
+          " field (the series' `PallasMosaicGpuFlashAttentionVjp`); got"
+          f" {type(self.mosaic).__name__}."
+      )
+
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
+    one_pass = not self.deterministic and one_pass_blocks(
+        getattr(self.mosaic, "config", None)
+    )
     triton = use_triton_vjp(
         q,
         k,
@@ -210,7 +241,7 @@ class MosaicGpuOrTritonVjp:
             name: kwargs[name]
             for name in ("mask", "precision", "bias", "q_indices", "k_indices")
         },
-        deterministic=self.deterministic,
+        one_pass=one_pass,
     )
     vjp = self.triton if triton else self.mosaic
     if not triton and getattr(vjp, "deterministic", True) != self.deterministic:

@@ -32,5 +32,6 @@ if [ -n "$DETERMINISM" ]; then
   timeout 120 python3 results/h200-2026-12-05-fused-vjp/determinism.py 2>&1 | quiet | tee "$OUT/determinism.log"
 fi
 if [ $# -gt 0 ]; then
-  timeout -s INT "${BENCH_SECONDS:-300}" python3 -m tokamax_softcap bench --out "$OUT/bench" "$@" 2>&1 | tail -30
+  timeout -s INT -k 60 "${BENCH_SECONDS:-300}" \
+    python3 -m tokamax_softcap bench --out "$OUT/bench" "$@" 2>&1 | tail -30
 fi
