@@ -40,8 +40,8 @@ def register(
     op: The `"triton"` op; by default `PallasTritonFlashAttention()`.
     mosaic_gpu: The `"mosaic_gpu"` op; by default
       `pallas_mosaic_gpu.PallasMosaicGpuFlashAttention()`. Pass tokamax's
-      own (`api.IMPLEMENTATIONS["mosaic_gpu"]` before registering) to keep
-      Mosaic GPU's VJP.
+      own (`tokamax._src.ops.attention.pallas_mosaic_gpu`'s
+      `PallasMosaicGpuFlashAttention()`) to keep Mosaic GPU's VJP.
   """
   global _replaced
   if op is None:
