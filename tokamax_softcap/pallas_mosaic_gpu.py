@@ -222,12 +222,18 @@ class MosaicGpuOrTritonVjp:
   deterministic: bool = True
 
   def __post_init__(self):
-    if not self.deterministic and not hasattr(self.mosaic, "deterministic"):
+    mosaic_deterministic = getattr(self.mosaic, "deterministic", None)
+    if mosaic_deterministic is None and not self.deterministic:
       raise ValueError(
           "`deterministic=False` needs a `mosaic` VJP with a `deterministic`"
           " field (the series' `PallasMosaicGpuFlashAttentionVjp`); got"
           f" {type(self.mosaic).__name__}."
       )
+    if mosaic_deterministic not in (None, self.deterministic):
+      mosaic = dataclasses.replace(
+          self.mosaic, deterministic=self.deterministic
+      )
+      object.__setattr__(self, "mosaic", mosaic)
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
     one_pass = not self.deterministic and one_pass_blocks(
@@ -244,8 +250,6 @@ class MosaicGpuOrTritonVjp:
         one_pass=one_pass,
     )
     vjp = self.triton if triton else self.mosaic
-    if not triton and getattr(vjp, "deterministic", True) != self.deterministic:
-      vjp = dataclasses.replace(vjp, deterministic=self.deterministic)
     return vjp(residuals, out, dout, q, k, v, **kwargs)
 
 
