@@ -123,6 +123,7 @@ def test_rule_reads_every_spelling_of_the_16bit_default(precision):
         dict(mask=base.Mask(k_end=jnp.full((16,), 8))),
         dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
         dict(mask=base.Mask(q_end=jnp.full((16,), 8))),
+        dict(mask=base.Mask(jnp.tri(16, dtype=bool)) & _WINDOW),
         dict(dtype=jnp.float32, is_causal=True),
         dict(v_dtype=jnp.float16, is_causal=True),
         dict(precision=HIGHEST, is_causal=True),
@@ -144,6 +145,7 @@ def test_rule_reads_every_spelling_of_the_16bit_default(precision):
         "k_end",
         "q_start",
         "q_end",
+        "window-bool-array",
         "f32",
         "mixed-dtypes",
         "highest",
@@ -153,8 +155,13 @@ def test_rule_reads_every_spelling_of_the_16bit_default(precision):
         "sm120",
     ],
 )
-def test_rule_takes_triton_vjp(kwargs):
+def test_rule_takes_triton_vjp(request, kwargs):
   assert _rule(**kwargs)
+  # The one-pass kernel takes windows and key ranges
+  # (`test_rule_takes_the_one_pass_vjp_for_key_ranges`), none of the rest.
+  key_ranges = ("window]", "offset]", "k_start]", "k_end]")
+  if not request.node.name.endswith(key_ranges):
+    assert _rule(one_pass=True, **kwargs)
 
 
 def test_rule_keeps_mosaic_vjp_on_sm100():
@@ -182,33 +189,6 @@ def test_rule_takes_the_one_pass_vjp_for_key_ranges(head_dim, mask):
   kwargs = _KEY_RANGES[mask]
   assert not _rule(head_dim, one_pass=True, **kwargs)
   assert _rule(head_dim, **kwargs) == (mask != "window-q_indices")
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        dict(head_dim=256, is_causal=True),
-        dict(head_dim=128, v_dim=256),
-        dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
-        dict(mask=base.Mask(q_end=jnp.full((16,), 8))),
-        dict(mask=base.Mask(jnp.tri(16, dtype=bool)) & _WINDOW),
-        dict(precision=HIGHEST, mask=_WINDOW),
-        dict(dtype=jnp.float32, mask=_WINDOW),
-        dict(cc="8.0", is_causal=True),
-    ],
-    ids=[
-        "head_dim-256",
-        "v_dim-256",
-        "q_start",
-        "q_end",
-        "window-bool-array",
-        "highest",
-        "f32",
-        "sm80",
-    ],
-)
-def test_rule_takes_triton_vjp_where_no_one_pass_kernel_runs(kwargs):
-  assert _rule(one_pass=True, **kwargs)
 
 
 _FUSES_CASES = {
