@@ -14,11 +14,12 @@ if jax.config.jax_num_cpu_devices < 0 and (
 
 # XLA's CPU client runs computations on a pool of as many threads as the
 # machine has cores, unless `NPROC` says otherwise (read once, when JAX
-# creates the backend). Mosaic GPU's interpreter (`test_mosaic_vjp_interpret.py`)
-# runs each warpgroup of a CTA as a computation of its own, and they wait on
-# each other's barriers: with 2 cores, patch 0033's kernel (three warpgroups,
-# two of which meet at a barrier every step) hung with two of them holding
-# both threads (jax 0.12.0.1). 8 threads, unless set already.
+# creates the backend). Mosaic GPU's interpreter
+# (`test_mosaic_vjp_interpret.py`) runs each warpgroup of a CTA as a
+# computation of its own, and they wait on each other's barriers: with 2
+# cores, patch 0033's kernel (three warpgroups, two of which meet at a
+# barrier every step) hung with two of them holding both threads (jax
+# 0.12.0.1). 8 threads, unless set already.
 os.environ.setdefault("NPROC", "8")
 
 # On a GPU, JAX's client takes 75% of the GPU's memory when JAX creates its

@@ -32,8 +32,9 @@ operands and `delta` for bf16 inputs, patch 0019), without a cap
 with the cap: tokamax's Mosaic GPU op, its own forward and VJP (`mosaic`,
 where the GPU supports it); Mosaic GPU's forward with our VJP for every call
 (`mosaic-ours`); Mosaic GPU's forward and VJP, both with the series
-(`mosaic-fused`: the VJP with `deterministic=False`, i.e. patch 0031's
-one-pass kernel where it applies, else tokamax's two kernels); what a user
+(`mosaic-fused`: the VJP with `deterministic=False`, i.e. the one-pass
+kernel of patches 0031 and 0033 where it applies, else tokamax's two
+kernels); what a user
 gets naming no implementation (`default`: tokamax's default chain with this
 package registered, i.e. on Hopper Mosaic GPU's forward, with the series'
 patch 0030, and the VJP that `use_triton_vjp` picks; `mosaic` and
