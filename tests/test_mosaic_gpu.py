@@ -959,6 +959,10 @@ def test_fused_vjp_fits_the_shared_memory_or_keeps_two_kernels(
       if c.block_q_dkv == c.block_kv_dkv == 64
   ]
   assert len(configs) == 4
+  if head_dim == 256:
+    # One warpgroup keeps tokamax's two kernels, which exceed the shared
+    # memory there (3 stages: 262224 bytes); only two fuse (patch 0033).
+    configs = [c for c in configs if c.compute_wgs == 2]
   kernels = {}
   for config in configs:
     vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
