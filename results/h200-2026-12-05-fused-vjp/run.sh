@@ -20,9 +20,10 @@ if [ -n "$UPSTREAM" ]; then
   (cd /tmp/tk && PYTHONPATH=/tmp/tk:/tmp/site timeout "${UPSTREAM_SECONDS:-300}" \
     python3 -m pytest $F -q -p no:cacheprovider -W ignore::pytest.PytestUnknownMarkWarning \
     -n 4 -k "$UPSTREAM") 2>&1 | quiet | tee "$OUT/upstream.log" | tail -25
-  if [ -n "$BEFORE_LAST" ]; then  # The same, with the last patch's kernel change undone.
+  if [ -n "$BEFORE_LAST" ]; then  # The same, with patch 0032's kernel change undone.
     K=tokamax/_src/ops/attention/pallas_mosaic_gpu_vjp_kernel_sm90.py
-    git -C /tmp/tk show HEAD~1:$K > /tmp/tk/$K
+    C=$(git -C /tmp/tk log -1 --format=%H --grep="^Index the sm90 dk/dv kernel")
+    git -C /tmp/tk show "$C~1:$K" > /tmp/tk/$K || exit
     (cd /tmp/tk && PYTHONPATH=/tmp/tk:/tmp/site timeout 120 \
       python3 -m pytest $F -q -p no:cacheprovider -W ignore::pytest.PytestUnknownMarkWarning \
       -k "$BEFORE_LAST") 2>&1 | quiet | tee "$OUT/before-last.log" | tail -8
