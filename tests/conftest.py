@@ -19,7 +19,8 @@ if jax.config.jax_num_cpu_devices < 0 and (
 # computation of its own, and they wait on each other's barriers: with 2
 # cores, patch 0033's kernel (three warpgroups, two of which meet at a
 # barrier every step) hung with two of them holding both threads (jax
-# 0.12.0.1). 8 threads, unless set already.
+# 0.12.0.1). 8 threads for the whole session (its subprocesses inherit
+# them), unless set already.
 os.environ.setdefault("NPROC", "8")
 
 # On a GPU, JAX's client takes 75% of the GPU's memory when JAX creates its

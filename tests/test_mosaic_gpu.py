@@ -811,6 +811,32 @@ def test_mosaic_vjp_fuses_its_kernels(monkeypatch, mask_name, vmapped):
   assert [x.shape for x in exported.out_avals] == [q.shape, kv.shape, kv.shape]
 
 
+@pytest.mark.parametrize(
+    "head_dim,v_dim", [(256, 256), (128, 256), (256, 128), (192, 64)]
+)
+def test_mosaic_vjp_fuses_its_kernels_past_head_dim_128(
+    monkeypatch, head_dim, v_dim
+):
+  # Patch 0033: past 128 two warpgroups split the head dims (padded to a
+  # multiple of 128), q's and v's apart too: each warpgroup's columns of k
+  # and of v differ in number. Lowered for CUDA: two kernels.
+  calls = _record_fused_kernel(monkeypatch)
+  op = _lowerable_fused_op()
+  t = 1000
+
+  def loss(q, k, v):
+    return jnp.sum(op(q, k, v, logits_soft_cap=CAP, is_causal=True))
+
+  q = jax.ShapeDtypeStruct((2, t, 4, head_dim), jnp.bfloat16)
+  k = jax.ShapeDtypeStruct((2, t, 2, head_dim), jnp.bfloat16)
+  v = jax.ShapeDtypeStruct((2, t, 2, v_dim), jnp.bfloat16)
+  grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+  exported = export.export(grad, platforms=["cuda"])(q, k, v)
+  assert calls
+  assert exported.mlir_module().count("custom_call @mosaic_gpu") == 2
+  assert [x.shape for x in exported.out_avals] == [q.shape, k.shape, v.shape]
+
+
 @pytest.mark.parametrize("deterministic", [True, False])
 @pytest.mark.parametrize("mask_name", ["causal", "window", "docs"])
 def test_opt_in_default_op_takes_the_one_pass_vjp(

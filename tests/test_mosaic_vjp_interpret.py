@@ -47,8 +47,6 @@ class Case:
   dtype: str = "bfloat16"
   compute_wgs: int = 2
   vmapped: bool = False
-  # The one-pass kernel's errors may be this many times ours (see the test).
-  vs_ours: float = 1.05
 
 
 def _masks(case: Case):
@@ -131,12 +129,9 @@ CASES = [
     Case("documents", seq_q=197, head_dim=256),
     Case("none", seq_q=200, heads=(2, 2), head_dim=192),
     Case("window", head_dim=128, v_dim=256),
-    # Measured (jax 0.12.0.1, CPU): dk 1.25x ours and dv 1.05x ours, the
-    # same errors, at the same elements, as the two-kernel VJP's
-    # (`deterministic=True`): Mosaic GPU's rounding, not the one pass's. With
-    # seeds 1-4 instead of 0, the window's dk is 0.98-1.00x ours.
-    Case("window", head_dim=256, vs_ours=1.3),
-    Case("causal", head_dim=256, dtype="float16", vs_ours=1.1),
+    Case("causal", head_dim=256, v_dim=128),
+    Case("window", head_dim=256),
+    Case("causal", head_dim=256, dtype="float16"),
 ]
 
 
@@ -198,16 +193,27 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
         (m, l), out, dout, q, k, v, **kwargs
     )
   errors = _relative_errors(grads, expected)
-  triton_errors = _relative_errors(
-      (triton["q"], triton["k"], triton["v"]), expected
-  )
+  bounds = _relative_errors((triton["q"], triton["k"], triton["v"]), expected)
   # Issue 43's target: no larger than ours. Measured (jax 0.12.0.1, CPU):
   # dq equal to ours in every case (both add dq in f32 and round once), dk
   # and dv 0.47-1.00x ours at head_dim <= 128. 5% over ours: the two add
   # dq's f32 terms in other orders, which can move the largest error by a
-  # rounding step.
-  for name, error, bound in zip(("dq", "dk", "dv"), errors, triton_errors):
-    assert error <= case.vs_ours * bound, (name, errors, triton_errors)
+  # rounding step. Past 128 (patch 0033), the larger of ours and the
+  # two-kernel VJP's: with a window dk was 1.25x ours (0.98-1.00x with
+  # seeds 1-4 instead of 0), and with f16 dv 1.05x, both equal to the two
+  # kernels' errors at the same elements: Mosaic GPU's rounding, not the
+  # one pass's.
+  # (Where the sequences are a multiple of the blocks: past them the
+  # interpreter rejects the two kernels' dq kernel, whose `plgpu.load` of
+  # `delta`, `m` and `l` reads the last block's rows past the sequence.)
+  blocks = {case.seq_q % 64, (case.seq_k or case.seq_q) % 64} == {0}
+  if max(case.head_dim, case.v_dim or 0) > 128 and blocks:
+    two_kernels = dataclasses.replace(mosaic_vjp, deterministic=True)
+    g = two_kernels((m, l), out, dout, q, k, v, **kwargs)
+    two_kernel_errors = _relative_errors((g["q"], g["k"], g["v"]), expected)
+    bounds = [max(x, y) for x, y in zip(bounds, two_kernel_errors)]
+  for name, error, bound in zip(("dq", "dk", "dv"), errors, bounds):
+    assert error <= 1.05 * bound, (name, errors, bounds)
 
 
 @pytest.mark.parametrize("vjp_name", ["series", "default"])
