@@ -203,17 +203,60 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
   # seeds 1-4 instead of 0), and with f16 dv 1.05x, both equal to the two
   # kernels' errors at the same elements: Mosaic GPU's rounding, not the
   # one pass's.
-  # (Where the sequences are a multiple of the blocks: past them the
-  # interpreter rejects the two kernels' dq kernel, whose `plgpu.load` of
-  # `delta`, `m` and `l` reads the last block's rows past the sequence.)
-  blocks = {case.seq_q % 64, (case.seq_k or case.seq_q) % 64} == {0}
-  if max(case.head_dim, case.v_dim or 0) > 128 and blocks:
+  if max(case.head_dim, case.v_dim or 0) > 128:
     two_kernels = dataclasses.replace(mosaic_vjp, deterministic=True)
     g = two_kernels((m, l), out, dout, q, k, v, **kwargs)
     two_kernel_errors = _relative_errors((g["q"], g["k"], g["v"]), expected)
     bounds = [max(x, y) for x, y in zip(bounds, two_kernel_errors)]
   for name, error, bound in zip(("dq", "dk", "dv"), errors, bounds):
     assert error <= 1.05 * bound, (name, errors, bounds)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        Case("causal", seq_q=200),
+        Case("k_end-per-head", seq_q=197, head_dim=64),
+        Case("documents", seq_q=200, heads=(4, 2), compute_wgs=1),
+    ],
+    ids=str,
+)
+def test_two_kernel_vjp_reads_no_row_past_the_queries(monkeypatch, case):
+  # Where T is not a multiple of the tiles, the dq kernel's `plgpu.load` of
+  # the last tile's rows of `m`, `l`, `delta` and the key ranges read past
+  # those arrays (padded to a multiple of 8 only): at T200, rows 192-255 of
+  # 200, which the interpreter rejects (IndexError) before patch 0034.
+  # Errors against an f32 reference, the cap active.
+  _pretend_sm90(monkeypatch)
+  q, k, v, dout = _inputs(case)
+  mask, dense = _masks(case)
+  m, l = _residuals(q, k, None, dense, CAP)
+
+  def ref_out(q, k, v):
+    return reference.attention(q, k, v, mask=dense, logits_soft_cap=CAP)
+
+  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
+  out, ref_vjp = jax.vjp(ref_out, *f32)
+  expected = ref_vjp(dout.astype(jnp.float32))
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
+  ba = op.bind(q, k, v, mask=mask, logits_soft_cap=CAP)
+  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  config = sm90.Config(
+      block_q_dkv=64,
+      block_kv_dkv=64,
+      block_q_dq=64,
+      block_kv_dq=64,
+      compute_wgs=case.compute_wgs,
+  )
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      config=config, bypass_device_check=True
+  )
+  grads = vjp((m, l), out.astype(jnp.bfloat16), dout, q, k, v, **kwargs)
+  errors = _relative_errors((grads["q"], grads["k"], grads["v"]), expected)
+  # Measured (jax 0.12.0.1, CPU): 1.5e-3 to 1.0e-2 (dq of the documents);
+  # the bound is `test_two_kernel_vjp_reads_each_query_heads_bias`'s.
+  assert max(errors) < 2e-2, errors
 
 
 @pytest.mark.parametrize("vjp_name", ["series", "default"])
