@@ -110,6 +110,24 @@ def _relative_errors(grads, expected):
   return [harness.relative_error(g, e) for g, e in zip(grads, expected)]
 
 
+def _mosaic_vjp(case: Case, q, k, v, mask, *, deterministic: bool):
+  """The series' Mosaic GPU VJP at 64 x 64 blocks, and the op's kwargs."""
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
+  ba = op.bind(q, k, v, mask=mask, logits_soft_cap=CAP)
+  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
+  config = patched.pallas_mosaic_gpu_vjp.sm90.Config(
+      block_q_dkv=64,
+      block_kv_dkv=64,
+      block_q_dq=64,
+      block_kv_dq=64,
+      compute_wgs=case.compute_wgs,
+  )
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      config=config, bypass_device_check=True, deterministic=deterministic
+  )
+  return vjp, kwargs
+
+
 CASES = [
     Case("causal"),
     Case("none", seq_q=200, heads=(2, 2), head_dim=64),
@@ -160,19 +178,7 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
   expected = ref_vjp(dout.astype(jnp.float32))
   out = out.astype(jnp.bfloat16)
 
-  op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
-  ba = op.bind(q, k, v, mask=mask, logits_soft_cap=CAP)
-  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
-  config = sm90.Config(
-      block_q_dkv=64,
-      block_kv_dkv=64,
-      block_q_dq=64,
-      block_kv_dq=64,
-      compute_wgs=case.compute_wgs,
-  )
-  mosaic_vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
-      config=config, bypass_device_check=True, deterministic=False
-  )
+  mosaic_vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, deterministic=False)
 
   def fused_grads(m, l, out, dout, q, k, v):
     grads = mosaic_vjp((m, l), out, dout, q, k, v, **kwargs)
@@ -238,20 +244,7 @@ def test_two_kernel_vjp_reads_no_row_past_the_queries(monkeypatch, case):
   f32 = [x.astype(jnp.float32) for x in (q, k, v)]
   out, ref_vjp = jax.vjp(ref_out, *f32)
   expected = ref_vjp(dout.astype(jnp.float32))
-  op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
-  ba = op.bind(q, k, v, mask=mask, logits_soft_cap=CAP)
-  kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
-  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
-  config = sm90.Config(
-      block_q_dkv=64,
-      block_kv_dkv=64,
-      block_q_dq=64,
-      block_kv_dq=64,
-      compute_wgs=case.compute_wgs,
-  )
-  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
-      config=config, bypass_device_check=True
-  )
+  vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, deterministic=True)
   grads = vjp((m, l), out.astype(jnp.bfloat16), dout, q, k, v, **kwargs)
   errors = _relative_errors((grads["q"], grads["k"], grads["v"]), expected)
   # Measured (jax 0.12.0.1, CPU): 1.5e-3 to 1.0e-2 (dq of the documents);
