@@ -110,6 +110,32 @@ def _relative_errors(grads, expected):
   return [harness.relative_error(g, e) for g, e in zip(grads, expected)]
 
 
+def _reference(case: Case):
+  """A case's bf16 inputs, masks, residuals, output and f32 gradients.
+
+  Returns:
+    `(q, k, v, dout)`, `(mask, dense)` as `_masks`, `(m, l)`, the f32
+    reference's output rounded to bf16, and its `(dq, dk, dv)`.
+  """
+  q, k, v, dout = _inputs(case)
+  mask, dense = _masks(case)
+
+  def ref_out(q, k, v):
+    return reference.attention(q, k, v, mask=dense, logits_soft_cap=CAP)
+
+  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
+  out, ref_vjp = jax.vjp(ref_out, *f32)
+  expected = ref_vjp(dout.astype(jnp.float32))
+  residuals = _residuals(q, k, None, dense, CAP)
+  return (
+      (q, k, v, dout),
+      (mask, dense),
+      residuals,
+      out.astype(jnp.bfloat16),
+      expected,
+  )
+
+
 def _mosaic_vjp(case: Case, q, k, v, mask, *, deterministic: bool):
   """The series' Mosaic GPU VJP at 64 x 64 blocks, and the op's kwargs."""
   op = tokamax_softcap.PallasMosaicGpuFlashAttention(bypass_device_check=True)
@@ -166,18 +192,7 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
 
   monkeypatch.setattr(sm90, "flash_attention_vjp_fused_kernel", record)
 
-  q, k, v, dout = _inputs(case)
-  mask, dense = _masks(case)
-  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  m, l = _residuals(q, k, None, dense, CAP)
-
-  def ref_out(q, k, v):
-    return reference.attention(q, k, v, mask=dense, logits_soft_cap=CAP)
-
-  out, ref_vjp = jax.vjp(ref_out, *f32)
-  expected = ref_vjp(dout.astype(jnp.float32))
-  out = out.astype(jnp.bfloat16)
-
+  (q, k, v, dout), (mask, _), (m, l), out, expected = _reference(case)
   mosaic_vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, deterministic=False)
 
   def fused_grads(m, l, out, dout, q, k, v):
@@ -234,18 +249,9 @@ def test_two_kernel_vjp_reads_no_row_past_the_queries(monkeypatch, case):
   # 200, which the interpreter rejects (IndexError) before patch 0034.
   # Errors against an f32 reference, the cap active.
   _pretend_sm90(monkeypatch)
-  q, k, v, dout = _inputs(case)
-  mask, dense = _masks(case)
-  m, l = _residuals(q, k, None, dense, CAP)
-
-  def ref_out(q, k, v):
-    return reference.attention(q, k, v, mask=dense, logits_soft_cap=CAP)
-
-  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  out, ref_vjp = jax.vjp(ref_out, *f32)
-  expected = ref_vjp(dout.astype(jnp.float32))
+  (q, k, v, dout), (mask, _), residuals, out, expected = _reference(case)
   vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, deterministic=True)
-  grads = vjp((m, l), out.astype(jnp.bfloat16), dout, q, k, v, **kwargs)
+  grads = vjp(residuals, out, dout, q, k, v, **kwargs)
   errors = _relative_errors((grads["q"], grads["k"], grads["v"]), expected)
   # Measured (jax 0.12.0.1, CPU): 1.5e-3 to 1.0e-2 (dq of the documents);
   # the bound is `test_two_kernel_vjp_reads_each_query_heads_bias`'s.
