@@ -10,6 +10,9 @@ Mosaic GPU's kernels have no CPU interpreter: without a GPU that runs them,
 the module is skipped.
 """
 
+from unittest import mock
+
+import chex
 import jax
 import jax.numpy as jnp
 import pytest
@@ -65,6 +68,23 @@ ATOL_GRADS = 0.025
 NORMALIZE_OUTPUT_BOUND = 1e-3
 
 
+_assert_trees_all_equal = chex.assert_trees_all_equal
+
+
+def _assert_reruns_match(x, y):
+  """`_run_test`'s check that reruns match, with the one-pass VJP's `dq`.
+
+  That VJP (the default, patches 0031 and 0033) adds into `dq` in the order
+  its CTAs reach it, so a rerun's `dq` may differ by rounding: as upstream's
+  `test_fused_vjp`, within a 16-bit rounding step of each element. Outputs,
+  `dk`, `dv` and `dbias` must be equal.
+  """
+  if isinstance(x, dict) and "dq" in x:
+    chex.assert_trees_all_close(x["dq"], y["dq"], rtol=2**-7, atol=1e-6)
+    x, y = ({n: g for n, g in t.items() if n != "dq"} for t in (x, y))
+  _assert_trees_all_equal(x, y)
+
+
 def _op() -> tokamax_softcap.PallasMosaicGpuFlashAttention:
   vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
       triton=tokamax_softcap.PallasTritonFlashAttentionVjp(
@@ -93,7 +113,10 @@ class MosaicGpuWithFasterVjpTest(
     for cases, tolerances in self._EXCEED:
       if self._testMethodName in cases:
         overrides |= tolerances
-    with test_base.override_test_args(**overrides):
+    reruns = mock.patch.object(
+        test_base.chex, "assert_trees_all_equal", _assert_reruns_match
+    )
+    with test_base.override_test_args(**overrides), reruns:
       super()._run_test_with_inputs(*args, **kwargs)
 
   def _test_op_parameters(self, use_stable_softmax, rescale_threshold):

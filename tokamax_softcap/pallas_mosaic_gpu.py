@@ -2,12 +2,14 @@
 
 On Hopper, tokamax's default implementation chain `("mosaic", "triton",
 "xla")` takes Mosaic GPU's op, forward and VJP. Its forward is the fastest
-we measured; its VJP does not skip the blocks that windows and key or query
-ranges mask, and is slow at head_dim 256. `PallasMosaicGpuFlashAttention`
-keeps Mosaic GPU's forward (run from the series' tree, `patched`: patch
-0030 fixes its hang with causal key ranges) and computes the VJP with
-`MosaicGpuOrTritonVjp`: this package's Pallas-Triton VJP or Mosaic GPU's,
-as `use_triton_vjp` rules.
+we measured; its two-kernel VJP does not skip the blocks that windows and
+key or query ranges mask, and is slow at head_dim 256.
+`PallasMosaicGpuFlashAttention` keeps Mosaic GPU's forward (run from the
+series' tree, `patched`: patch 0030 fixes its hang with causal key ranges)
+and computes the VJP with
+`MosaicGpuOrTritonVjp`: Mosaic GPU's from the series' tree (its one-pass
+kernel unless determinism is asked for) or this package's Pallas-Triton
+VJP, as `use_triton_vjp` rules.
 The two ops agree on the residuals: `(m, l)` per query row, `m` a row
 offset in natural-log units (the row's maximum logit with the stable
 softmax; 0 with the unstable one) and `l = sum(exp(s - m))` over the row's
@@ -16,6 +18,7 @@ logits `s`, so `m + log(l)` is the row's log-sum-exp (zero rows: `l = 0`).
 
 import dataclasses
 import functools
+import os
 from typing import Any, override
 
 import jax
@@ -40,6 +43,16 @@ _PATCHED_FWD = patched.op_method(
 # mask, ours takes 0.98-1.15x its backward time at head_dim 64 and 128, and
 # 0.37-0.68x at 256; with windows or documents 0.06-0.42x at any head_dim.
 MOSAIC_VJP_MAX_HEAD_DIM = 128
+# Its one-pass kernel (patches 0031 and 0033) is taken up to this one.
+# Measured on an H200 (bf16, cap 50, B2 T8192, causal, 16/8 heads;
+# results/h200-2026-12-05-fused-vjp/README.md): at head_dim 256 its
+# backward took 6.64 ms, ours 11.49 and the two kernels 30.89.
+ONE_PASS_MAX_HEAD_DIM = 256
+# XLA's flags that ask for deterministic results (`XLA_FLAGS`).
+_XLA_DETERMINISM_FLAGS = (
+    "xla_gpu_deterministic_ops",
+    "xla_gpu_exclude_nondeterministic_ops",
+)
 # The dots' algorithm at the default precision, per 16-bit input dtype.
 _16BIT_PRESETS = {
     jnp.dtype(jnp.bfloat16): jax.lax.DotAlgorithmPreset.BF16_BF16_F32,
@@ -81,7 +94,7 @@ def _fuses(
   no query ranges and no `k_indices` (only the causal mask, windows and key
   ranges stay out of the array). The kernel bounds its loops by those, so it
   skips the blocks they mask. (Its head dims, dtypes and blocks are checked
-  by `use_triton_vjp` and `one_pass_blocks`.)
+  by `use_triton_vjp` and `one_pass_config`.)
 
   Args:
     mask: The bound `base.Mask`.
@@ -97,18 +110,42 @@ def _fuses(
   )
 
 
-def one_pass_blocks(config: Any) -> bool:
+def one_pass_config(config: Any, head_dim: int) -> bool:
   """Whether a Mosaic GPU VJP `config` lets it run its one-pass kernel.
 
-  `None` (tokamax picks the config: 64 x 64 blocks on sm90 for masks the
-  one-pass kernel takes) or a config of 64 x 64 blocks
-  (`block_q_dkv`, `block_kv_dkv`), as `supports_fused_kernel` needs.
+  `None` (tokamax's heuristic config on sm90: 64 x 64 blocks, two compute
+  warpgroups) or a config of 64 x 64 blocks (`block_q_dkv`,
+  `block_kv_dkv`) with, past head_dim 128, two compute warpgroups (which
+  split the head dims there), as the series' `supports_fused_kernel` needs.
+
+  Args:
+    config: The Mosaic GPU VJP's `config` field.
+    head_dim: The larger of the head dims of `q` and `v`.
   """
-  return config is None or (
+  if config is None:
+    return True
+  blocks = (
       getattr(config, "block_q_dkv", None)
       == getattr(config, "block_kv_dkv", None)
       == 64
   )
+  warpgroups = getattr(config, "compute_wgs", None)
+  return blocks and (head_dim <= 128 or warpgroups == 2)
+
+
+def xla_deterministic_ops() -> bool:
+  """Whether `XLA_FLAGS` asks XLA for deterministic GPU results.
+
+  As XLA reads its boolean flags (`--flag`, `--flag=true`, `=1`, `=false`,
+  `=0`, case-insensitive; the last one given wins), for
+  `--xla_gpu_deterministic_ops` or `--xla_gpu_exclude_nondeterministic_ops`.
+  """
+  values = {}
+  for arg in os.environ.get("XLA_FLAGS", "").split():
+    name, eq, value = arg.removeprefix("--").partition("=")
+    if arg.startswith("--") and name in _XLA_DETERMINISM_FLAGS:
+      values[name] = not eq or value.lower() in ("true", "1")
+  return any(values.values())
 
 
 def _at_16bit_default(
@@ -149,15 +186,15 @@ def use_triton_vjp(
   - on GPUs other than sm90 and sm100 (Ampere, Ada), ours: Mosaic GPU's VJP
     supports neither;
   - on sm90 (Hopper), Mosaic GPU's only for `q`, `k`, `v` of one 16-bit
-    dtype whose dots run at its default algorithm (`_at_16bit_default`)
-    and a head_dim of at most `MOSAIC_VJP_MAX_HEAD_DIM`; with `one_pass`
-    wherever its one-pass kernel runs (`_fuses`: no bias and no mask
-    array), else only with a mask whose blocks our loops would not skip
-    (`_skips_blocks`); else ours. So ours takes
-    `precision=HIGHEST` (its f32-accurate operands: docs/accuracy.md), f32
-    and mixed dtypes (which Mosaic GPU's VJP rejects), head_dim 256, and
-    query ranges; windows and packed documents too where Mosaic GPU's VJP
-    would run its two kernels;
+    dtype whose dots run at its default algorithm (`_at_16bit_default`);
+    with `one_pass`, wherever its one-pass kernel runs (`_fuses`: no bias
+    and no mask array) and head dims are at most `ONE_PASS_MAX_HEAD_DIM`;
+    else only with head dims of at most `MOSAIC_VJP_MAX_HEAD_DIM` and a
+    mask whose blocks our loops would not skip (`_skips_blocks`); else
+    ours. So ours takes `precision=HIGHEST` (its f32-accurate operands:
+    docs/accuracy.md), f32 and mixed dtypes (which Mosaic GPU's VJP
+    rejects), query ranges, and, where Mosaic GPU's VJP would run its two
+    kernels, head dims past 128, windows and packed documents;
   - on sm100 (Blackwell), Mosaic GPU's: not measured.
 
   Args:
@@ -169,8 +206,8 @@ def use_triton_vjp(
     bias: The bias, if any.
     q_indices: The bound `q_indices`, if any.
     k_indices: The bound `k_indices`, if any.
-    one_pass: Whether Mosaic GPU's VJP may run its one-pass kernel
-      (`deterministic=False`, and `one_pass_blocks`).
+    one_pass: Whether Mosaic GPU's VJP may run its one-pass kernel (not
+      deterministic, and `one_pass_config`).
     device: The GPU (default: JAX's default device).
 
   Returns:
@@ -182,12 +219,17 @@ def use_triton_vjp(
     return True
   indexed = q_indices is not None or k_indices is not None
   same_dtype = q.dtype == k.dtype == v.dtype
-  fuses = one_pass and _fuses(mask, bias, k_indices)
+  head_dim = max(q.shape[-1], v.shape[-1])
+  if one_pass and _fuses(mask, bias, k_indices):
+    slower = head_dim > ONE_PASS_MAX_HEAD_DIM
+  else:
+    slower = head_dim > MOSAIC_VJP_MAX_HEAD_DIM or _skips_blocks(
+        mask, bias, indexed
+    )
   return (
       not (same_dtype and _at_16bit_default(q.dtype, precision))
       or patched.pallas_triton_vjp.keeps_f32_operands(q.dtype, precision)
-      or max(q.shape[-1], v.shape[-1]) > MOSAIC_VJP_MAX_HEAD_DIM
-      or (not fuses and _skips_blocks(mask, bias, indexed))
+      or slower
   )
 
 
@@ -205,12 +247,19 @@ class MosaicGpuOrTritonVjp:
     mosaic: tokamax's Mosaic GPU VJP, run from the series' tree (patch 0032
       fixes its per-head bias and key ranges with GQA), with its
       `deterministic` field (the series') replaced by this one's.
-    deterministic: Whether `dq` must be the same from run to run (the
-      default). `False` lets Mosaic GPU's VJP run its one-pass kernel (patch
-      0031; `use_triton_vjp` then takes it for windows and key ranges too),
-      whose f32 `dq` adds run in the order its CTAs finish, so that runs
-      differ by rounding. Not yet the default: the kernel has run only in
-      Mosaic GPU's interpreter on a CPU, not on a GPU.
+    deterministic: Whether `dq` must be the same from run to run. `False`
+      lets Mosaic GPU's VJP run its one-pass kernel (patches 0031 and 0033;
+      `use_triton_vjp` then takes it for windows, key ranges and head dims
+      up to 256 too), whose f32 `dq` adds run in the order its CTAs reach
+      them, so that reruns differ by rounding (docs/accuracy.md gives the
+      bound); `True` runs the two kernels or ours, which repeat bit for bit.
+      `None` (the default): `True` where `XLA_FLAGS` asks for deterministic
+      ops (`xla_deterministic_ops`) or `mosaic` has no `deterministic`
+      field, else `False`.
+
+  Raises:
+    ValueError: for `deterministic=False` with a `mosaic` VJP that has no
+      `deterministic` field.
   """
 
   triton: Any = dataclasses.field(
@@ -219,25 +268,28 @@ class MosaicGpuOrTritonVjp:
   mosaic: Any = dataclasses.field(
       default_factory=patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp
   )
-  deterministic: bool = True
+  deterministic: bool | None = None
 
   def __post_init__(self):
-    mosaic_deterministic = getattr(self.mosaic, "deterministic", None)
-    if mosaic_deterministic is None and not self.deterministic:
+    has_field = hasattr(self.mosaic, "deterministic")
+    if self.deterministic is False and not has_field:
       raise ValueError(
           "`deterministic=False` needs a `mosaic` VJP with a `deterministic`"
           " field (the series' `PallasMosaicGpuFlashAttentionVjp`); got"
           f" {type(self.mosaic).__name__}."
       )
-    if mosaic_deterministic not in (None, self.deterministic):
-      mosaic = dataclasses.replace(
-          self.mosaic, deterministic=self.deterministic
-      )
-      object.__setattr__(self, "mosaic", mosaic)
 
   def __call__(self, residuals, out, dout, q, k, v, **kwargs):
-    one_pass = not self.deterministic and one_pass_blocks(
-        getattr(self.mosaic, "config", None)
+    mosaic = self.mosaic
+    deterministic = self.deterministic
+    if deterministic is None:
+      has_field = hasattr(mosaic, "deterministic")
+      deterministic = xla_deterministic_ops() or not has_field
+    if getattr(mosaic, "deterministic", deterministic) != deterministic:
+      mosaic = dataclasses.replace(mosaic, deterministic=deterministic)
+    head_dim = max(q.shape[-1], v.shape[-1])
+    one_pass = not deterministic and one_pass_config(
+        getattr(mosaic, "config", None), head_dim
     )
     triton = use_triton_vjp(
         q,
@@ -249,7 +301,7 @@ class MosaicGpuOrTritonVjp:
         },
         one_pass=one_pass,
     )
-    vjp = self.triton if triton else self.mosaic
+    vjp = self.triton if triton else mosaic
     return vjp(residuals, out, dout, q, k, v, **kwargs)
 
 
@@ -268,9 +320,10 @@ class PallasMosaicGpuFlashAttention(upstream.PallasMosaicGpuFlashAttention):
     query head's bias (broadcast along a sequence axis) and key ranges at
     another head's index, wrong dk and dv (patch 0032);
   - the default `vjp` is `MosaicGpuOrTritonVjp` (built with this op's
-    `bypass_device_check`): this package's Pallas-Triton VJP where
-    `use_triton_vjp` says so (e.g. head_dim 256, windows, packed
-    documents), else Mosaic GPU's;
+    `bypass_device_check`): Mosaic GPU's one-pass kernel where it runs
+    (no bias or mask array, head dims up to 256), unless `XLA_FLAGS` asks
+    for deterministic ops; elsewhere this package's Pallas-Triton VJP or
+    Mosaic GPU's two kernels, as `use_triton_vjp` rules;
   - `logits_soft_cap` is checked as this package's Pallas-Triton op checks
     it;
   - the softmax without a running maximum (`use_stable_softmax=AUTO` with a
