@@ -75,12 +75,15 @@ def _assert_reruns_match(x, y):
   """`_run_test`'s check that reruns match, with the one-pass VJP's `dq`.
 
   That VJP (the default, patches 0031 and 0033) adds into `dq` in the order
-  its CTAs reach it, so a rerun's `dq` may differ by rounding: as upstream's
-  `test_fused_vjp`, within a 16-bit rounding step of each element. Outputs,
-  `dk`, `dv` and `dbias` must be equal.
+  its CTAs reach it, so a rerun's `dq` may differ by rounding: within a
+  16-bit rounding step of each element (as upstream's `test_fused_vjp`)
+  plus 1e-4 of `dq`'s largest magnitude, for elements near zero (on an H200,
+  reruns differed by up to 1.6e-5 of it: docs/accuracy.md). Outputs, `dk`,
+  `dv` and `dbias` must be equal.
   """
   if isinstance(x, dict) and "dq" in x:
-    chex.assert_trees_all_close(x["dq"], y["dq"], rtol=2**-7, atol=1e-6)
+    atol = 1e-4 * float(jnp.max(jnp.abs(x["dq"].astype(jnp.float32))))
+    chex.assert_trees_all_close(x["dq"], y["dq"], rtol=2**-7, atol=atol)
     x, y = ({n: g for n, g in t.items() if n != "dq"} for t in (x, y))
   _assert_trees_all_equal(x, y)
 
