@@ -34,11 +34,12 @@ where the GPU supports it); Mosaic GPU's forward with our VJP for every call
 (`mosaic-ours`); Mosaic GPU's forward and VJP, both with the series
 (`mosaic-fused`: the VJP with `deterministic=False`, i.e. the one-pass
 kernel of patches 0031 and 0033 where it applies, else tokamax's two
-kernels); what a user
-gets naming no implementation (`default`: tokamax's default chain with this
-package registered, i.e. on Hopper Mosaic GPU's forward, with the series'
-patch 0030, and the VJP that `use_triton_vjp` picks; `mosaic` and
-`mosaic-ours` run tokamax's forward without it); tokamax's XLA (`xla`)
+kernels, for every call); what a user gets naming no implementation
+(`default`: tokamax's default chain with this package registered, i.e. on
+Hopper Mosaic GPU's forward, with the series' patch 0030, and the VJP that
+`use_triton_vjp` picks, the one-pass kernel where it runs unless XLA's
+determinism flags are set; `mosaic` and `mosaic-ours` run tokamax's
+forward without it); tokamax's XLA (`xla`)
 and chunked XLA (`xla_chunked`) implementations; and, without the cap,
 which it lacks, cuDNN's fused attention (`cudnn-nocap`, `CudnnNoCap`: the
 speed a capped kernel is measured against). Ratios are taken within one
