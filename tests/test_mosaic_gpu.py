@@ -16,6 +16,7 @@ import pytest
 import qwix
 from tokamax._src import gpu_utils
 from tokamax._src import mosaic_gpu as mosaic_gpu_lib
+from tokamax._src.ops import op as op_lib
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
 from tokamax._src.ops.attention import pallas_mosaic_gpu_common as mosaic_gpu_common
@@ -261,26 +262,73 @@ def test_rule_agrees_with_the_one_pass_kernels_own_check(case):
   assert rule_fuses == (kernel_fuses and case != "k_indices")
 
 
+def _vjp_call(head_dim, **kwargs):
+  """A VJP call's arguments: `(residuals, out, dout, q, k, v)`, its kwargs.
+
+  bf16 `q` `[1, 16, 2, head_dim]` on one kv head, `kwargs` (e.g. masks)
+  bound as tokamax binds them and passed on as tokamax calls an op's `vjp`.
+  """
+  q = jnp.zeros((1, 16, 2, head_dim), jnp.bfloat16)
+  k = v = jnp.zeros((1, 16, 1, head_dim), jnp.bfloat16)
+  op = tokamax_softcap.PallasMosaicGpuFlashAttention()
+  bound = dict(op.bind(q, k, v, logits_soft_cap=CAP, **kwargs).kwargs)
+  del bound["return_residuals"]
+  residuals = (jnp.zeros((1, 2, 16)), jnp.ones((1, 2, 16)))
+  return (residuals, q, q, q, k, v), bound
+
+
+def _sm90_config(block_q=64, compute_wgs=2, num_stages=2):
+  return patched.pallas_mosaic_gpu_vjp.sm90.Config(
+      block_q_dkv=block_q,
+      block_kv_dkv=64,
+      block_q_dq=64,
+      block_kv_dq=64,
+      compute_wgs=compute_wgs,
+      num_stages=num_stages,
+  )
+
+
 @pytest.mark.parametrize("head_dim", [64, 128, 192, 256])
-def test_one_pass_needs_its_config(head_dim):
-  # 64 x 64 blocks; past head_dim 128, two compute warpgroups (the default).
-  one_pass_config = tokamax_softcap.pallas_mosaic_gpu.one_pass_config
-  assert one_pass_config(None, head_dim)
-  configs = {
-      (size, wgs): patched.pallas_mosaic_gpu_vjp.sm90.Config(
-          block_q_dkv=size,
-          block_kv_dkv=64,
-          block_q_dq=64,
-          block_kv_dq=64,
-          compute_wgs=wgs,
-      )
-      for size in (64, 128)
-      for wgs in (1, 2)
-  }
-  assert one_pass_config(configs[64, 2], head_dim)
-  assert one_pass_config(configs[64, 1], head_dim) == (head_dim <= 128)
-  assert not one_pass_config(configs[128, 2], head_dim)
-  assert not one_pass_config(configs[128, 1], head_dim)
+def test_runs_one_pass_checks_the_config_the_call_gets(monkeypatch, head_dim):
+  # The VJP's own config, else the autotuning data's fastest, else the
+  # heuristics' (64 x 64 blocks, two compute warpgroups): 64 x 64 blocks
+  # and, past head_dim 128, two compute warpgroups; buffers that fit.
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  runs_one_pass = tokamax_softcap.pallas_mosaic_gpu.runs_one_pass
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      deterministic=False
+  )
+  args, kwargs = _vjp_call(head_dim, is_causal=True)
+  assert runs_one_pass(vjp, *args, **kwargs)  # The heuristics' config.
+
+  def with_config(config):
+    return runs_one_pass(vjp.replace(config=config), *args, **kwargs)
+
+  assert with_config(_sm90_config())
+  assert with_config(_sm90_config(compute_wgs=1)) == (head_dim <= 128)
+  assert not with_config(_sm90_config(block_q=128))
+  # tokamax's autotuning data (e.g. its H100 file) may give one warpgroup.
+  data = types.SimpleNamespace(
+      items=lambda: [None], fastest_config=_sm90_config(compute_wgs=1)
+  )
+  monkeypatch.setattr(
+      op_lib.BoundArguments, "cached_autotuning_data", property(lambda _: data)
+  )
+  assert runs_one_pass(vjp, *args, **kwargs) == (head_dim <= 128)
+
+
+def test_runs_one_pass_checks_the_shared_memory():
+  # Three stages with a window exceed it at head_dim 128 (233664 bytes
+  # lowered for CUDA: `test_fused_vjp_fits_the_shared_memory_...`).
+  runs_one_pass = tokamax_softcap.pallas_mosaic_gpu.runs_one_pass
+  config = _sm90_config(num_stages=3)
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      config=config, deterministic=False
+  )
+  args, kwargs = _vjp_call(128, is_causal=True)
+  assert runs_one_pass(vjp, *args, **kwargs)
+  args, kwargs = _vjp_call(128, mask=_WINDOW)
+  assert not runs_one_pass(vjp, *args, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -293,6 +341,9 @@ def test_one_pass_needs_its_config(head_dim):
         ("--xla_gpu_deterministic_ops=1", True),
         ("--xla_gpu_deterministic_ops=false", False),
         ("--xla_gpu_deterministic_ops=0", False),
+        ('--xla_gpu_deterministic_ops="true"', True),
+        ("--xla_gpu_deterministic_ops='false'", False),
+        ("--xla_gpu_deterministic_ops=yes", False),
         ("--xla_gpu_exclude_nondeterministic_ops=true", True),
         (
             "--xla_gpu_deterministic_ops --xla_gpu_deterministic_ops=false",
@@ -312,8 +363,9 @@ def test_one_pass_needs_its_config(head_dim):
 def test_xla_deterministic_ops_reads_xla_flags(
     monkeypatch, xla_flags, expected
 ):
-  # As XLA parses a boolean flag: bare, `=true`/`=false` in any case,
-  # `=1`/`=0`; the last one of a flag wins; either flag asks for it.
+  # As XLA parses a boolean flag: bare, `=true`/`=false` in any case and
+  # quoted or not, `=1`/`=0` (XLA rejects others); the last one of a flag
+  # wins; either flag asks for it.
   monkeypatch.setenv("XLA_FLAGS", xla_flags)
   assert tokamax_softcap.pallas_mosaic_gpu.xla_deterministic_ops() == expected
 
@@ -357,21 +409,23 @@ def test_dispatch_runs_the_chosen_vjp(
       lambda: xla_deterministic,
   )
   calls = []
+  mosaic = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp()
+
+  def record(self, *args, **kwargs):
+    calls.append(("mosaic", self.deterministic))
+    return args, kwargs
+
+  monkeypatch.setattr(type(mosaic), "__call__", record)
   determinism = {}
   if deterministic is not None:
     determinism = dict(deterministic=deterministic)
   vjp = tokamax_softcap.MosaicGpuOrTritonVjp(
-      triton=_Recorder("triton", calls),
-      mosaic=_Recorder("mosaic", calls),
-      **determinism,
+      triton=_Recorder("triton", calls), mosaic=mosaic, **determinism
   )
-  q = k = v = jnp.zeros((1, 16, 1, head_dim), jnp.bfloat16)
-  op = tokamax_softcap.PallasMosaicGpuFlashAttention()
-  kwargs = dict(op.bind(q, k, v, is_causal=True).kwargs)
-  del kwargs["return_residuals"]  # As tokamax calls an op's `vjp`.
-  args, forwarded = vjp("residuals", "out", "dout", q, k, v, **kwargs)
+  args, kwargs = _vjp_call(head_dim, is_causal=True)
+  forwarded_args, forwarded = vjp(*args, **kwargs)
   assert calls == [expected]
-  assert args == ("residuals", "out", "dout", q, k, v)
+  assert all(x is y for x, y in zip(forwarded_args, args, strict=True))
   assert forwarded == kwargs
 
 

@@ -262,6 +262,20 @@ def test_two_kernel_vjp_reads_no_row_past_the_queries(monkeypatch, case):
   assert max(errors) < 2e-2, errors
 
 
+def _gqa_inputs():
+  """bf16 `q`, `dout` `[1, 128, 4, 64]`, `k`, `v` `[1, 128, 2, 64]` (no cap).
+
+  Returns:
+    `(q, k, v, dout)` and an f32 bias `[1, 4, 1, 128]` (broadcast along the
+    queries), of standard deviation 3.
+  """
+  t, num_heads = 128, 4
+  q, k, v, _, dout = numerics.random_inputs((1, t, num_heads, 64), 2, scale=2.0)
+  q, k, v, dout = (x.astype(jnp.bfloat16) for x in (q, k, v, dout))
+  bias = 3 * jax.random.normal(jax.random.PRNGKey(5), (1, num_heads, 1, t))
+  return (q, k, v, dout), bias
+
+
 @pytest.mark.parametrize("vjp_name", ["series", "default"])
 @pytest.mark.parametrize("k_ranges", [False, True], ids=["", "k_start"])
 def test_two_kernel_vjp_reads_each_query_heads_bias(
@@ -275,10 +289,8 @@ def test_two_kernel_vjp_reads_each_query_heads_bias(
   # A bias keeps the two kernels (patch 0031 takes none). No cap: the
   # indexing does not involve it.
   _pretend_sm90(monkeypatch)
-  t, num_heads = 128, 4
-  q, k, v, _, dout = numerics.random_inputs((1, t, num_heads, 64), 2, scale=2.0)
-  q, k, v, dout = (x.astype(jnp.bfloat16) for x in (q, k, v, dout))
-  bias = 3 * jax.random.normal(jax.random.PRNGKey(5), (1, num_heads, 1, t))
+  (q, k, v, dout), bias = _gqa_inputs()
+  t, num_heads = q.shape[1], q.shape[2]
   mask = base.Mask()
   if k_ranges:  # Per query head: keys from 0, 11, 22 and 33.
     positions = jnp.arange(t)
@@ -327,9 +339,8 @@ def test_two_kernel_vjp_takes_no_gradient_from_rows_without_keys(
   # upstream's `test_grouped_query_attention_per_head_vjp`). A bias keeps
   # the two kernels in the default chain (patch 0031 takes none).
   _pretend_sm90(monkeypatch)
-  t, num_heads = 128, 4
-  q, k, v, _, dout = numerics.random_inputs((1, t, num_heads, 64), 2, scale=2.0)
-  q, k, v, dout = (x.astype(jnp.bfloat16) for x in (q, k, v, dout))
+  (q, k, v, dout), bias = _gqa_inputs()
+  t, num_heads = q.shape[1], q.shape[2]
   positions = jnp.arange(t)
   mask = {  # Head h's rows below 24 h, or every head's below 40, see none.
       "k_start-causal": base.Mask(
@@ -342,9 +353,7 @@ def test_two_kernel_vjp_takes_no_gradient_from_rows_without_keys(
   dense = jnp.broadcast_to(mask.as_array(t, t), (num_heads, t, t))
   attends = jnp.any(dense, axis=-1)[..., None]  # [H, T, 1]
   assert not jnp.all(attends)
-  bias = None
-  if with_bias:
-    bias = 3 * jax.random.normal(jax.random.PRNGKey(5), (1, num_heads, 1, t))
+  bias = bias if with_bias else None
   m, l = _residuals(q, k, bias, dense, None)
   assert jnp.all((m == -jnp.inf) == (l == 0)) and jnp.any(l == 0)
 

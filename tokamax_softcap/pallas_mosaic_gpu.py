@@ -93,8 +93,8 @@ def _fuses(
   `decompose_mask` leaves: no bias and no mask array, i.e. no boolean mask,
   no query ranges and no `k_indices` (only the causal mask, windows and key
   ranges stay out of the array). The kernel bounds its loops by those, so it
-  skips the blocks they mask. (Its head dims, dtypes and blocks are checked
-  by `use_triton_vjp` and `one_pass_config`.)
+  skips the blocks they mask. (Its head dims, dtypes and config are checked
+  by `use_triton_vjp` and `runs_one_pass`.)
 
   Args:
     mask: The bound `base.Mask`.
@@ -110,41 +110,55 @@ def _fuses(
   )
 
 
-def one_pass_config(config: Any, head_dim: int) -> bool:
-  """Whether a Mosaic GPU VJP `config` lets it run its one-pass kernel.
+def runs_one_pass(mosaic: Any, residuals, out, dout, q, k, v, **kwargs) -> bool:
+  """Whether the series' Mosaic GPU VJP runs a call as one kernel.
 
-  `None` (tokamax's heuristic config on sm90: 64 x 64 blocks, two compute
-  warpgroups) or a config of 64 x 64 blocks (`block_q_dkv`,
-  `block_kv_dkv`) with, past head_dim 128, two compute warpgroups (which
-  split the head dims there), as the series' `supports_fused_kernel` needs.
+  As its `_fwd` decides with `deterministic=False`: the config the call
+  gets (`bind(...).default_config`: the VJP's `config`, else the fastest of
+  tokamax's autotuning data for the GPU, else the heuristics') is sm90's, and
+  `supports_fused_kernel` takes it with what `decompose_mask` leaves of the
+  masks (no bias or mask array; 64 x 64 blocks; head dims up to 256, with
+  two compute warpgroups past 128; buffers that fit the shared memory).
 
   Args:
-    config: The Mosaic GPU VJP's `config` field.
-    head_dim: The larger of the head dims of `q` and `v`.
+    mosaic: The series' `PallasMosaicGpuFlashAttentionVjp`.
+    residuals: `(m, l)`, as the VJP is called.
+    out: The forward's output.
+    dout: Its cotangent.
+    q: Queries, `[*B, T, H, D]`.
+    k: Keys, `[*B, t, h, D]`.
+    v: Values, `[*B, t, h, d]`.
+    **kwargs: The forward's bound keyword arguments.
   """
-  if config is None:
-    return True
-  blocks = (
-      getattr(config, "block_q_dkv", None)
-      == getattr(config, "block_kv_dkv", None)
-      == 64
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  ba = mosaic.bind(residuals, out, dout, q, k, v, **kwargs)
+  config = ba.default_config
+  if not isinstance(config, sm90.Config):
+    return False
+  mask, _, k_start, k_end = patched.pallas_mosaic_gpu_vjp.common.decompose_mask(
+      kwargs["mask"], q, k, kwargs["q_indices"], kwargs["k_indices"]
   )
-  warpgroups = getattr(config, "compute_wgs", None)
-  return blocks and (head_dim <= 128 or warpgroups == 2)
+  return sm90.supports_fused_kernel(
+      q, v, kwargs["bias"], mask, k_start, k_end, config
+  )
 
 
 def xla_deterministic_ops() -> bool:
   """Whether `XLA_FLAGS` asks XLA for deterministic GPU results.
 
   As XLA reads its boolean flags (`--flag`, `--flag=true`, `=1`, `=false`,
-  `=0`, case-insensitive; the last one given wins), for
+  `=0`, case-insensitive, quoted or not; the last one given wins), for
   `--xla_gpu_deterministic_ops` or `--xla_gpu_exclude_nondeterministic_ops`.
+  Read at each call, where XLA reads `XLA_FLAGS` once per process: set it
+  before the process starts. Flags in a file that `XLA_FLAGS` names are not
+  read.
   """
   values = {}
   for arg in os.environ.get("XLA_FLAGS", "").split():
     name, eq, value = arg.removeprefix("--").partition("=")
     if arg.startswith("--") and name in _XLA_DETERMINISM_FLAGS:
-      values[name] = not eq or value.lower() in ("true", "1")
+      value = value.strip("'\"").lower()
+      values[name] = not eq or value in ("true", "1")
   return any(values.values())
 
 
@@ -206,8 +220,8 @@ def use_triton_vjp(
     bias: The bias, if any.
     q_indices: The bound `q_indices`, if any.
     k_indices: The bound `k_indices`, if any.
-    one_pass: Whether Mosaic GPU's VJP may run its one-pass kernel (not
-      deterministic, and `one_pass_config`).
+    one_pass: Whether Mosaic GPU's VJP runs the call as one kernel (not
+      deterministic, and `runs_one_pass`).
     device: The GPU (default: JAX's default device).
 
   Returns:
@@ -287,9 +301,8 @@ class MosaicGpuOrTritonVjp:
       deterministic = xla_deterministic_ops() or not has_field
     if getattr(mosaic, "deterministic", deterministic) != deterministic:
       mosaic = dataclasses.replace(mosaic, deterministic=deterministic)
-    head_dim = max(q.shape[-1], v.shape[-1])
-    one_pass = not deterministic and one_pass_config(
-        getattr(mosaic, "config", None), head_dim
+    one_pass = not deterministic and runs_one_pass(
+        mosaic, residuals, out, dout, q, k, v, **kwargs
     )
     triton = use_triton_vjp(
         q,

@@ -3,11 +3,11 @@
 `dq` is added into f32 memory by TMA reduce-adds whose order is the CTAs':
 runs on the same inputs may differ by rounding. Computes the gradients
 `RERUNS` times at B2 T8192, bf16, causal, cap 50, with 16/16 heads at
-head_dim 128 and 16/8 at 256 (the default op: Mosaic GPU's forward and the
-series' VJP, one-pass) and prints, per gradient, the largest difference
-from the first run relative to the gradient's largest magnitude, the
-largest in units of the bf16 rounding step of the first run's element,
-and the fraction of elements that differ.
+head_dim 128 and 16/8 at 256 (the default op, without XLA's determinism
+flags: Mosaic GPU's forward and the series' VJP, one-pass) and prints, per
+gradient, the largest difference from the first run relative to the
+gradient's largest magnitude, the largest in units of the bf16 rounding
+step of the first run's element, and the fraction of elements that differ.
 """
 
 import jax
