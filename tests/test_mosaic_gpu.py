@@ -19,7 +19,6 @@ from tokamax._src import mosaic_gpu as mosaic_gpu_lib
 from tokamax._src.ops import op as op_lib
 from tokamax._src.ops.attention import base
 from tokamax._src.ops.attention import pallas_mosaic_gpu as upstream
-from tokamax._src.ops.attention import pallas_mosaic_gpu_common as mosaic_gpu_common
 from tokamax._src.ops.attention import pallas_mosaic_gpu_vjp
 import tokamax_softcap
 from tokamax_softcap import harness
@@ -158,13 +157,13 @@ def test_rule_reads_every_spelling_of_the_16bit_default(precision):
 )
 def test_rule_takes_triton_vjp(request, kwargs):
   assert _rule(**kwargs)
-  # The one-pass kernel takes windows and key ranges
-  # (`test_rule_takes_the_one_pass_vjp_for_key_ranges`) and head dims up to
-  # 256 (`test_rule_takes_the_one_pass_vjp_up_to_head_dim_256`), none of
-  # the rest.
-  one_pass = ("window]", "offset]", "k_start]", "k_end]", "256]", "192]")
-  if not request.node.name.endswith(one_pass):
-    assert _rule(one_pass=True, **kwargs)
+  # Where Mosaic GPU's VJP runs the call as one kernel (`runs_one_pass`
+  # decides that), it is taken but for f32-accurate operands, dtypes it
+  # does not take, and GPUs other than sm90 and sm100.
+  ours_anyway = ("f32]", "mixed-dtypes]", "highest]", "preset]", "sm80]")
+  ours_anyway += ("sm89]", "sm120]")
+  one_pass_ours = request.node.name.endswith(ours_anyway)
+  assert _rule(one_pass=True, **kwargs) == one_pass_ours
 
 
 def test_rule_keeps_mosaic_vjp_on_sm100():
@@ -203,63 +202,6 @@ def test_rule_takes_the_one_pass_vjp_up_to_head_dim_256(head_dim, v_dim, mask):
   # head_dim 256); the two kernels stay ours (`test_rule_takes_triton_vjp`).
   kwargs = dict(causal=dict(is_causal=True), none={}) | _KEY_RANGES
   assert not _rule(head_dim, v_dim, one_pass=True, **kwargs[mask])
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        dict(head_dim=320, is_causal=True),
-        dict(head_dim=128, v_dim=320),
-        dict(head_dim=256, bias=jnp.zeros((16, 16))),
-        dict(head_dim=256, mask=jnp.tri(16, dtype=bool)),
-        dict(head_dim=256, mask=base.Mask(q_end=jnp.full((16,), 8))),
-        dict(head_dim=256, precision=HIGHEST, is_causal=True),
-    ],
-    ids=["head_dim-320", "v_dim-320", "bias", "bool-array", "q_end", "highest"],
-)
-def test_rule_keeps_triton_vjp_where_one_pass_does_not_run(kwargs):
-  # Past 256, or where the one-pass kernel does not run (a bias or a mask
-  # array: the two kernels would), or with f32-accurate operands.
-  assert _rule(one_pass=True, **kwargs)
-
-
-_FUSES_CASES = {
-    "none": {},
-    "causal": dict(is_causal=True),
-    "bias": dict(bias=jnp.zeros((16, 16))),
-    "bool-array": dict(mask=jnp.tri(16, dtype=bool)),
-    "q_start": dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
-    "k_indices": dict(is_causal=True, k_indices=jnp.arange(16)),
-    "window-k_end": dict(mask=base.Mask(k_end=jnp.full((16,), 12)) & _WINDOW),
-} | _KEY_RANGES
-
-
-@pytest.mark.parametrize("case", list(_FUSES_CASES))
-def test_rule_agrees_with_the_one_pass_kernels_own_check(case):
-  # `_fuses` (the rule's) against the series' `supports_fused_kernel` on
-  # what `decompose_mask` leaves of the same bound arguments, at the heuristic
-  # config (64 x 64 blocks). `k_indices` alone leaves no mask array, but then
-  # ours skip nothing either: the rule keeps Mosaic GPU's VJP both ways.
-  kwargs = _FUSES_CASES[case]
-  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
-  q = jnp.zeros((1, 16, 2, 128), jnp.bfloat16)
-  k = v = jnp.zeros((1, 16, 1, 128), jnp.bfloat16)
-  ba = tokamax_softcap.PallasMosaicGpuFlashAttention().bind(
-      q, k, v, logits_soft_cap=50.0, **kwargs
-  )
-  mask, bias = ba.kwargs["mask"], ba.kwargs["bias"]
-  q_indices, k_indices = ba.kwargs["q_indices"], ba.kwargs["k_indices"]
-  mask_array, _, k_start, k_end = mosaic_gpu_common.decompose_mask(
-      mask, q, k, q_indices, k_indices
-  )
-  config = sm90.Config(
-      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
-  )
-  kernel_fuses = sm90.supports_fused_kernel(
-      q, v, bias, mask_array, k_start, k_end, config
-  )
-  rule_fuses = tokamax_softcap.pallas_mosaic_gpu._fuses(mask, bias, k_indices)  # pylint: disable=protected-access
-  assert rule_fuses == (kernel_fuses and case != "k_indices")
 
 
 def _vjp_call(head_dim, **kwargs):
@@ -315,6 +257,50 @@ def test_runs_one_pass_checks_the_config_the_call_gets(monkeypatch, head_dim):
       op_lib.BoundArguments, "cached_autotuning_data", property(lambda _: data)
   )
   assert runs_one_pass(vjp, *args, **kwargs) == (head_dim <= 128)
+
+
+_ONE_PASS_CASES = {  # Whether the one-pass kernel runs, and the call.
+    "causal": (True, dict(is_causal=True)),
+    "none": (True, {}),
+    "window-k_end": (
+        True,
+        dict(mask=base.Mask(k_end=jnp.full((16,), 12)) & _WINDOW),
+    ),
+    "k_indices": (False, dict(is_causal=True, k_indices=jnp.arange(16))),
+    "bias": (False, dict(bias=jnp.zeros((16, 16)))),
+    "bool-array": (False, dict(mask=jnp.tri(16, dtype=bool))),
+    "q_start": (
+        False,
+        dict(mask=base.Mask(q_start=jnp.zeros((16,), jnp.int32))),
+    ),
+} | {name: (True, kwargs) for name, kwargs in _KEY_RANGES.items()}
+
+
+@pytest.mark.parametrize("case", list(_ONE_PASS_CASES))
+def test_runs_one_pass_takes_no_bias_or_mask_array(monkeypatch, case):
+  # A bias (whose `dbias` the dq kernel writes) or a mask array (a boolean
+  # mask, query ranges, a causal mask at `k_indices`: what `decompose_mask`
+  # does not turn into the causal mask and key ranges) keeps the two
+  # kernels.
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  expected, kwargs = _ONE_PASS_CASES[case]
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      deterministic=False
+  )
+  args, bound = _vjp_call(128, **kwargs)
+  runs_one_pass = tokamax_softcap.pallas_mosaic_gpu.runs_one_pass
+  assert runs_one_pass(vjp, *args, **bound) == expected
+
+
+@pytest.mark.parametrize("head_dim", [320, 512])
+def test_runs_one_pass_up_to_head_dim_256(monkeypatch, head_dim):
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
+      deterministic=False
+  )
+  args, kwargs = _vjp_call(head_dim, is_causal=True)
+  runs_one_pass = tokamax_softcap.pallas_mosaic_gpu.runs_one_pass
+  assert not runs_one_pass(vjp, *args, **kwargs)
 
 
 def test_runs_one_pass_checks_the_shared_memory():

@@ -43,11 +43,6 @@ _PATCHED_FWD = patched.op_method(
 # mask, ours takes 0.98-1.15x its backward time at head_dim 64 and 128, and
 # 0.37-0.68x at 256; with windows or documents 0.06-0.42x at any head_dim.
 MOSAIC_VJP_MAX_HEAD_DIM = 128
-# Its one-pass kernel (patches 0031 and 0033) is taken up to this one.
-# Measured on an H200 (bf16, cap 50, B2 T8192, causal, 16/8 heads;
-# results/h200-2026-12-05-fused-vjp/README.md): at head_dim 256 its
-# backward took 6.64 ms, ours 11.49 and the two kernels 30.89.
-ONE_PASS_MAX_HEAD_DIM = 256
 # XLA's flags that ask for deterministic results (`XLA_FLAGS`).
 _XLA_DETERMINISM_FLAGS = (
     "xla_gpu_deterministic_ops",
@@ -82,32 +77,6 @@ def _skips_blocks(
   window_or_offset = causal is not None and not mask.is_causal
   ranges = (mask.q_start, mask.q_end, mask.k_start, mask.k_end)
   return window_or_offset or any(x is not None for x in ranges)
-
-
-def _fuses(
-    mask: base.Mask, bias: jax.Array | None, k_indices: jax.Array | None
-) -> bool:
-  """Whether a call's masks let Mosaic GPU's VJP run one kernel (patch 0031).
-
-  As the series' `supports_fused_kernel` decides from what
-  `decompose_mask` leaves: no bias and no mask array, i.e. no boolean mask,
-  no query ranges and no `k_indices` (only the causal mask, windows and key
-  ranges stay out of the array). The kernel bounds its loops by those, so it
-  skips the blocks they mask. (Its head dims, dtypes and config are checked
-  by `use_triton_vjp` and `runs_one_pass`.)
-
-  Args:
-    mask: The bound `base.Mask`.
-    bias: The bias, if any.
-    k_indices: The bound `k_indices`, if any.
-  """
-  return (
-      bias is None
-      and k_indices is None
-      and mask.bool_mask is None
-      and mask.q_start is None
-      and mask.q_end is None
-  )
 
 
 def runs_one_pass(mosaic: Any, residuals, out, dout, q, k, v, **kwargs) -> bool:
@@ -200,9 +169,11 @@ def use_triton_vjp(
   - on GPUs other than sm90 and sm100 (Ampere, Ada), ours: Mosaic GPU's VJP
     supports neither;
   - on sm90 (Hopper), Mosaic GPU's only for `q`, `k`, `v` of one 16-bit
-    dtype whose dots run at its default algorithm (`_at_16bit_default`);
-    with `one_pass`, wherever its one-pass kernel runs (`_fuses`: no bias
-    and no mask array) and head dims are at most `ONE_PASS_MAX_HEAD_DIM`;
+    dtype whose dots run at its default algorithm (`_at_16bit_default`):
+    with `one_pass` (it runs the call as one kernel, `runs_one_pass`:
+    measured on an H200 at B2 T8192, bf16, cap 50, its backward took 6.64
+    ms at 16/8 heads, head_dim 256, causal, against 11.49 for ours and
+    30.89 for its two kernels; results/h200-2026-12-05-fused-vjp/README.md),
     else only with head dims of at most `MOSAIC_VJP_MAX_HEAD_DIM` and a
     mask whose blocks our loops would not skip (`_skips_blocks`); else
     ours. So ours takes `precision=HIGHEST` (its f32-accurate operands:
@@ -234,12 +205,9 @@ def use_triton_vjp(
   indexed = q_indices is not None or k_indices is not None
   same_dtype = q.dtype == k.dtype == v.dtype
   head_dim = max(q.shape[-1], v.shape[-1])
-  if one_pass and _fuses(mask, bias, k_indices):
-    slower = head_dim > ONE_PASS_MAX_HEAD_DIM
-  else:
-    slower = head_dim > MOSAIC_VJP_MAX_HEAD_DIM or _skips_blocks(
-        mask, bias, indexed
-    )
+  slower = not one_pass and (
+      head_dim > MOSAIC_VJP_MAX_HEAD_DIM or _skips_blocks(mask, bias, indexed)
+  )
   return (
       not (same_dtype and _at_16bit_default(q.dtype, precision))
       or patched.pallas_triton_vjp.keeps_f32_operands(q.dtype, precision)
