@@ -3,7 +3,8 @@
 Testing support. JAX's interpreter (`plgpu.kernel(...,
 interpret=plgpu.InterpretGPUParams())`, jax 0.12) simulates a kernel's
 warpgroups, barriers, shared memory and TMA copies on the CPU, but rejects
-two things patch 0031's fused VJP kernel does:
+two things patch 0031's fused VJP kernel does (the second only before jax
+0.12.1, whose interpreter takes an array A):
 
 1. TMA stores that reduce into global memory
    (`plgpu.copy_smem_to_gmem(..., reduction_op="add")`, how the kernel adds
@@ -13,7 +14,10 @@ two things patch 0031's fused VJP kernel does:
    memory ref: the kernel's dV and dK dots): `patch` multiplies that array
    into the accumulator, as the interpreter does a shared-memory A.
 
-It also makes every `plgpu.kernel` call interpret. What it cannot show:
+Both additions run as the interpreter's own callbacks do, under its
+`fail_on_exception`: an exception in one warpgroup fails the kernel (the
+others raise too, rather than wait at a barrier forever). `patch` also
+makes every `plgpu.kernel` call interpret. What it cannot show:
 timing, and the hazards of asynchrony: the interpreter completes each wgmma
 and TMA copy when it is issued (a kernel that reuses a buffer too early
 still passes) and detects no races unless asked.
@@ -85,29 +89,49 @@ class _AddSmemToGmem(gpu_callbacks.AsyncCopySmemToGmemTask):
       )
 
 
+@gpu_callbacks.fail_on_exception
+def _add_smem_to_gmem(
+    *,
+    token,
+    mesh_location,
+    thread,
+    src_allocation_key_as_array,
+    src_transforms,
+    dst_allocation_key_as_array,
+    dst_transforms,
+    predicate,
+    source_info,
+    commit_group,
+    reduction_op,
+):
+  """A TMA store with `reduction_op="add"`, as `_AddSmemToGmem` runs it."""
+  del commit_group  # Ignored, as by the interpreter's own TMA stores.
+  if reduction_op != "add":
+    raise NotImplementedError(f"{reduction_op=}")
+  if predicate is not None:
+    raise NotImplementedError("predicate")
+  memory = gpu_callbacks._get_shared_memory()  # pylint: disable=protected-access
+  src = _key(src_allocation_key_as_array)
+  dst = _key(dst_allocation_key_as_array)
+  memory.execute_async_task(
+      _AddSmemToGmem(
+          mesh_location=mesh_location,
+          thread=thread,
+          src_allocation_key=src,
+          src_access=memory.access(src, _transforms(src_transforms)),
+          dst_allocation_key=dst,
+          dst_access=memory.access(dst, _transforms(dst_transforms)),
+          source_info=source_info,
+      )
+  )
+  return token
+
+
 def _copy_smem_to_gmem(copy, *, reduction_op, **kwargs):
   """`copy` (the interpreter's TMA store), with `reduction_op="add"` too."""
   if reduction_op is None:
     return copy(reduction_op=None, **kwargs)
-  if reduction_op != "add":
-    raise NotImplementedError(f"{reduction_op=}")
-  memory = gpu_callbacks._get_shared_memory()  # pylint: disable=protected-access
-  src = _key(kwargs["src_allocation_key_as_array"])
-  dst = _key(kwargs["dst_allocation_key_as_array"])
-  if kwargs["predicate"] is not None:
-    raise NotImplementedError("predicate")
-  memory.execute_async_task(
-      _AddSmemToGmem(
-          mesh_location=kwargs["mesh_location"],
-          thread=kwargs["thread"],
-          src_allocation_key=src,
-          src_access=memory.access(src, _transforms(kwargs["src_transforms"])),
-          dst_allocation_key=dst,
-          dst_access=memory.access(dst, _transforms(kwargs["dst_transforms"])),
-          source_info=kwargs["source_info"],
-      )
-  )
-  return kwargs["token"]
+  return _add_smem_to_gmem(reduction_op=reduction_op, **kwargs)
 
 
 @gpu_callbacks.fail_on_exception
@@ -196,14 +220,13 @@ def patch(monkeypatch) -> None:
   Args:
     monkeypatch: pytest's fixture, which undoes the changes after the test.
   """
-  # An exception in a warpgroup's callback marks the kernel failed, so that
-  # the other warpgroups raise too instead of waiting at a barrier forever.
-  copy = functools.partial(_copy_smem_to_gmem, gpu_callbacks.copy_smem_to_gmem)
   monkeypatch.setattr(
-      gpu_callbacks, "copy_smem_to_gmem", gpu_callbacks.fail_on_exception(copy)
+      gpu_callbacks,
+      "copy_smem_to_gmem",
+      functools.partial(_copy_smem_to_gmem, gpu_callbacks.copy_smem_to_gmem),
   )
   wgmma = inspect.signature(gpu_callbacks.wgmma).parameters
-  if "a_is_value" not in wgmma:  # jax 0.12.1's interpreter takes an array A.
+  if "a_is_value" not in wgmma:  # Before jax 0.12.1: add an array A.
     interpreter = jaxpr_interpret.JaxprInterpreter
     original = interpreter._interpret_wgmma_ref_p  # pylint: disable=protected-access
 

@@ -387,19 +387,27 @@ def test_an_exception_in_a_callback_fails_the_kernel(monkeypatch):
   # fail the kernel; before, it ended its warpgroup's thread and left the
   # others waiting at a barrier forever (how jax 0.12.1 hung the suite).
   def fail(self, tma_thread_id):
+    del self, tma_thread_id  # Unused.
     raise RuntimeError("injected failure")
 
+  _pretend_sm90(monkeypatch)
+  # pylint: disable-next=protected-access
   monkeypatch.setattr(mosaic_interpret._AddSmemToGmem, "__call__", fail)
+  case = CASES[0]
+  (q, k, v, dout), (mask, _), (m, l), out, _ = _reference(case)
+  vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, deterministic=False)
   outcome = []
 
   def run():
     try:
-      test_fused_vjp_matches_the_reference(monkeypatch, CASES[0])
+      vjp((m, l), out, dout, q, k, v, **kwargs)
     except Exception as e:  # pylint: disable=broad-exception-caught
       outcome.append(e)
 
   thread = threading.Thread(target=run, daemon=True)
   thread.start()
-  thread.join(timeout=300)  # Measured: 2.5 s (jax 0.12.0.1, CPU).
-  assert not thread.is_alive(), "the kernel hung"
+  thread.join(timeout=60)  # Measured: 1.3 s (jax 0.12.0.1, CPU).
+  if thread.is_alive():  # Free the interpreter for the tests after this one.
+    mosaic_interpret.gpu_callbacks.reset_gpu_interpret_mode_state()
+    pytest.fail("the kernel hung")
   assert outcome and "injected failure" in str(outcome[0]), outcome
