@@ -193,17 +193,6 @@ def test_rule_takes_the_one_pass_vjp_for_key_ranges(head_dim, mask):
   assert _rule(head_dim, **kwargs) == (mask != "window-q_indices")
 
 
-@pytest.mark.parametrize(
-    "head_dim,v_dim", [(256, None), (192, None), (128, 256), (256, 64)]
-)
-@pytest.mark.parametrize("mask", ["causal", "none", "window", "k_start"])
-def test_rule_takes_the_one_pass_vjp_up_to_head_dim_256(head_dim, v_dim, mask):
-  # There it was 1.6x faster than ours and 4.6x than its two kernels (H200,
-  # head_dim 256); the two kernels stay ours (`test_rule_takes_triton_vjp`).
-  kwargs = dict(causal=dict(is_causal=True), none={}) | _KEY_RANGES
-  assert not _rule(head_dim, v_dim, one_pass=True, **kwargs[mask])
-
-
 def _vjp_call(head_dim, **kwargs):
   """A VJP call's arguments: `(residuals, out, dout, q, k, v)`, its kwargs.
 
