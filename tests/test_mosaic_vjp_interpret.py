@@ -185,8 +185,7 @@ CASES = [
     Case("causal", head_dim=256, v_dim=128),
     Case("window", head_dim=256),
     Case("causal", head_dim=256, dtype="float16"),
-    # Ranges that hold whole kv tiles: the blocks inside every row's range
-    # skip the key ranges' mask (patch 0036), the others keep it.
+    # Ranges that hold whole kv tiles, where the others' are narrower.
     Case("wide-window", seq_q=512),
     Case("long-documents", seq_q=456, heads=(4, 2)),
     Case("wide-window", seq_q=456, head_dim=256),
@@ -246,104 +245,6 @@ def test_fused_vjp_matches_the_reference(monkeypatch, case):
     bounds = [max(x, y) for x, y in zip(bounds, two_kernel_errors)]
   for name, error, bound in zip(("dq", "dk", "dv"), errors, bounds):
     assert error <= 1.05 * bound, (name, errors, bounds)
-
-
-def _brute_force_q_block_bounds(
-    k_start, k_end, group, block_q, tile_kv, causal
-):
-  """`_q_block_bounds`'s spans, from their definitions, one block at a time."""
-  num_heads, seq_q = k_start.shape
-  seq_k = int(k_end.max())
-  num_blocks = -(-seq_q // block_q)
-  spans = []
-  for h in range(num_heads // group):
-    for t0 in range(0, seq_k, tile_kv):
-      attends, full = [], []
-      for b in range(num_blocks):
-        rows = slice(b * block_q, min((b + 1) * block_q, seq_q))
-        starts = k_start[h * group : (h + 1) * group, rows]
-        ends = k_end[h * group : (h + 1) * group, rows]
-        if causal:
-          row_ids = jnp.arange(rows.start, rows.stop)
-          ends_causal = jnp.minimum(ends, row_ids + 1)
-        else:
-          ends_causal = ends
-        attends.append(
-            bool(jnp.any((starts < t0 + tile_kv) & (ends_causal > t0)))
-        )
-        full.append(bool(jnp.all((starts <= t0) & (ends >= t0 + tile_kv))))
-      visited = [b for b, a in enumerate(attends) if a]
-      lo, hi = (visited[0], visited[-1] + 1) if visited else (0, 1)
-      run = [b for b in range(lo, hi) if full[b]]
-      lo_full = hi_full = 0
-      if run:
-        lo_full = hi_full = run[0]
-        while hi_full < hi and full[hi_full]:
-          hi_full += 1
-      spans.append((lo, hi, lo_full, hi_full))
-  return spans
-
-
-@pytest.mark.parametrize("tile_kv", [64, 128])
-@pytest.mark.parametrize(
-    "mask_name",
-    [
-        "window",
-        "documents",
-        "k_start-per-head",
-        "k_end-per-head",
-        "band",
-        "k_start-per-head-causal",
-    ],
-)
-def test_q_block_bounds_mask_every_block_past_a_range_edge(mask_name, tile_kv):
-  # Per kv tile, the fused kernels visit the query blocks `[lo, hi)` and,
-  # since patch 0036, skip the key ranges' mask in `[lo_full, hi_full)`: a
-  # block there with a row whose range leaves out a key of the tile would
-  # give that key the row's gradients. Checked against the definitions, with
-  # GQA (4 query heads on 2 kv heads, ranges differing per head) and rows
-  # past the last whole block.
-  seq, num_heads, group, block_q = 456, 4, 2, 64
-  pos = jnp.arange(seq)[None, :]
-  head = jnp.arange(num_heads)[:, None]
-  causal = mask_name in ("window", "documents", "k_start-per-head-causal")
-  k_start, k_end = {
-      "window": (pos - 199 - 16 * head, None),
-      "documents": (pos // 150 * 150, None),
-      "k_start-per-head": (37 * head + 0 * pos, None),
-      "k_end-per-head": (None, seq - 37 * head + 0 * pos),
-      "band": (pos - 150, pos + 150 + 10 * head),
-      "k_start-per-head-causal": (70 * head + 0 * pos, None),
-  }[mask_name]
-  k_start, k_end = (
-      None
-      if x is None
-      else jnp.clip(x, 0, seq)[None] + jnp.zeros((1, num_heads, seq), int)
-      for x in (k_start, k_end)
-  )
-  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
-  # pylint: disable-next=protected-access
-  bounds = sm90._q_block_bounds(
-      k_start,
-      k_end,
-      num_kv_heads=num_heads // group,
-      kv_seq_len=seq,
-      block_q=block_q,
-      tile_kv=tile_kv,
-      is_causal=causal,
-  )
-  actual = list(zip(*(x[0].reshape(-1).tolist() for x in bounds)))
-  full = (
-      lambda x, value: jnp.full((num_heads, seq), value) if x is None else x[0]
-  )
-  expected = _brute_force_q_block_bounds(
-      full(k_start, 0), full(k_end, seq), group, block_q, tile_kv, causal
-  )
-  assert actual == expected
-  # Each mask has blocks that skip the mask and blocks that keep it.
-  unmasked = [hi_full - lo_full for *_, lo_full, hi_full in actual]
-  assert any(n > 0 for n in unmasked)
-  assert any(n < hi - lo for (lo, hi, *_), n in zip(actual, unmasked))
 
 
 @pytest.mark.parametrize(
