@@ -185,7 +185,9 @@ CASES = [
     Case("causal", head_dim=256, v_dim=128),
     Case("window", head_dim=256),
     Case("causal", head_dim=256, dtype="float16"),
-    # Ranges that hold whole kv tiles, where the others' are narrower.
+    # Windows and documents wider than a kv tile: past the first tile, the
+    # blocks nearest the diagonal hold the whole tile in every row's range,
+    # later blocks only part of it.
     Case("wide-window", seq_q=512),
     Case("long-documents", seq_q=456, heads=(4, 2)),
     Case("wide-window", seq_q=456, head_dim=256),
