@@ -104,8 +104,8 @@ def runs_one_pass(mosaic: Any, residuals, out, dout, q, k, v, **kwargs) -> bool:
   config = ba.default_config
   if not isinstance(config, sm90.Config):
     return False
-  mask, _, k_start, k_end = patched.pallas_mosaic_gpu_vjp.decompose_mask(
-      kwargs["mask"], q, k, kwargs["q_indices"], kwargs["k_indices"], config
+  mask, _, k_start, k_end = patched.pallas_mosaic_gpu_vjp.common.decompose_mask(
+      kwargs["mask"], q, k, kwargs["q_indices"], kwargs["k_indices"]
   )
   return sm90.supports_fused_kernel(
       q, v, kwargs["bias"], mask, k_start, k_end, config
