@@ -119,6 +119,34 @@ def _relative_errors(grads, expected):
   return [harness.relative_error(g, e) for g, e in zip(grads, expected)]
 
 
+def _keyless_rows_reference(q, k, v, dout, bias, dense, cap):
+  """The f32 reference of Mosaic GPU's forward, zero in rows without keys.
+
+  Mosaic GPU's forward gives a row that attends to no key `m = -inf`,
+  `l = 0` and a zero output, so it adds nothing to any gradient.
+
+  Args:
+    q, k, v, dout: `[B, T, H, D]` (`k`, `v` `[B, t, h, D]`), any float dtype.
+    bias: None or a bias that broadcasts to `[B, H, T, t]`.
+    dense: bool `[H, T, t]`, True where a query attends to a key.
+    cap: `logits_soft_cap`, or None.
+
+  Returns:
+    `(m, l)` as `_residuals`, the f32 output and its VJP's f32 `(dq, dk, dv,
+    dbias)` at `dout`.
+  """
+  attends = jnp.any(dense, axis=-1)[..., None]  # [H, T, 1]
+
+  def ref_out(q, k, v, bias):
+    out = reference.attention(q, k, v, bias, mask=dense, logits_soft_cap=cap)
+    return jnp.where(jnp.swapaxes(attends, 0, 1), out, 0.0)
+
+  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
+  out, ref_vjp = jax.vjp(ref_out, *f32, bias)
+  expected = ref_vjp(dout.astype(jnp.float32))
+  return _residuals(q, k, bias, dense, cap), out, expected
+
+
 def _reference(case: Case):
   """A case's bf16 inputs, masks, residuals, output and f32 gradients.
 
@@ -310,16 +338,9 @@ def test_two_kernel_vjp_reads_no_bias_or_mask_past_the_sequences(
   dense = mask.as_array(t_q, seq_k)
   dense = jnp.ones((t_q, seq_k), bool) if dense is None else dense
   dense = jnp.broadcast_to(dense, (num_heads, t_q, seq_k))
-  attends = jnp.any(dense, axis=-1)[..., None]  # [H, T, 1]
-  m, l = _residuals(q, k, bias, dense, CAP)
-
-  def ref_out(q, k, v, bias):  # Zero in the rows that attend to no key.
-    out = reference.attention(q, k, v, bias, mask=dense, logits_soft_cap=CAP)
-    return jnp.where(jnp.swapaxes(attends, 0, 1), out, 0.0)
-
-  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  out, ref_vjp = jax.vjp(ref_out, *f32, bias)
-  expected = ref_vjp(dout.astype(jnp.float32))
+  (m, l), out, expected = _keyless_rows_reference(
+      q, k, v, dout, bias, dense, CAP
+  )
   vjp, kwargs = _mosaic_vjp(case, q, k, v, mask, bias, deterministic=True)
   vjp = dataclasses.replace(vjp, dbias_intermediate_dtype=jnp.float32)
   grads = vjp((m, l), out.astype(jnp.bfloat16), dout, q, k, v, **kwargs)
@@ -422,19 +443,11 @@ def test_two_kernel_vjp_takes_no_gradient_from_rows_without_keys(
       "bool-array-causal": base.Mask(positions[:, None] >= 40, is_causal=True),
   }[mask_name]
   dense = jnp.broadcast_to(mask.as_array(t, t), (num_heads, t, t))
-  attends = jnp.any(dense, axis=-1)[..., None]  # [H, T, 1]
-  assert not jnp.all(attends)
   bias = bias if with_bias else None
-  m, l = _residuals(q, k, bias, dense, None)
+  (m, l), out, expected = _keyless_rows_reference(
+      q, k, v, dout, bias, dense, None
+  )
   assert jnp.all((m == -jnp.inf) == (l == 0)) and jnp.any(l == 0)
-
-  def ref_out(q, k, v, bias):  # Zero in the rows that attend to no key.
-    out = reference.attention(q, k, v, bias, mask=dense)
-    return jnp.where(jnp.swapaxes(attends, 0, 1), out, 0.0)
-
-  f32 = [x.astype(jnp.float32) for x in (q, k, v)]
-  out, ref_vjp = jax.vjp(ref_out, *f32, bias)
-  expected = ref_vjp(dout.astype(jnp.float32))
   vjp = patched.pallas_mosaic_gpu_vjp.PallasMosaicGpuFlashAttentionVjp(
       bypass_device_check=True, dbias_intermediate_dtype=jnp.float32
   )
