@@ -306,6 +306,51 @@ def test_runs_one_pass_checks_the_shared_memory():
   assert not runs_one_pass(vjp, *args, **kwargs)
 
 
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_sm100_configs_keep_the_sm100_kernels(monkeypatch, head_dim):
+  # sm100's `Config` subclasses sm90's, and `supports_fused_kernel` takes
+  # one of 64 x 64 blocks: a test of `isinstance(config, sm90.Config)` ran
+  # the sm90 one-pass kernel (wgmma, which sm100 lacks) on sm100 for such a
+  # config given by the user (sm100's own have 128-key blocks). Neither
+  # `runs_one_pass` nor the VJP (patch 0031) takes it; sm100's kernels run.
+  vjp_module = patched.pallas_mosaic_gpu_vjp
+  config = vjp_module.sm100.Config(
+      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+  )
+  args, kwargs = _vjp_call(head_dim, is_causal=True)
+  _, _, _, q, _, v = args
+  assert vjp_module.sm90.supports_fused_kernel(
+      q, v, None, None, None, None, config
+  )
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: False)
+  monkeypatch.setattr(gpu_utils, "is_sm100", lambda *_: True)
+  calls = []
+
+  def fused(*_, **__):
+    calls.append("fused")
+    raise AssertionError("the sm90 one-pass kernel ran on sm100")
+
+  def two_kernels(q, k, v, residuals, out, dout, *_, **__):
+    calls.append("sm100")
+    return jnp.zeros_like(q), jnp.zeros_like(k), jnp.zeros_like(v), None
+
+  monkeypatch.setattr(
+      vjp_module.sm90, "flash_attention_vjp_fused_kernel", fused
+  )
+  monkeypatch.setattr(
+      vjp_module.sm100, "flash_attention_vjp_kernel", two_kernels
+  )
+  vjp = vjp_module.PallasMosaicGpuFlashAttentionVjp(
+      config=config, deterministic=False
+  )
+  assert not tokamax_softcap.pallas_mosaic_gpu.runs_one_pass(
+      vjp, *args, **kwargs
+  )
+  vjp(*args, **kwargs)
+  assert calls == ["sm100"]
+
+
 @pytest.mark.parametrize(
     "xla_flags,expected",
     [
