@@ -351,6 +351,34 @@ def test_sm100_configs_keep_the_sm100_kernels(monkeypatch, head_dim):
   assert calls == ["sm100"]
 
 
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_sm90_rejects_sm100_configs(monkeypatch, deterministic):
+  # Patch 0037: on sm90, an sm100 config (whose class subclasses sm90's)
+  # raises the check's error instead of running sm100's kernels (tcgen05,
+  # which sm90 lacks) or, with `deterministic=False`, the one-pass kernel.
+  vjp_module = patched.pallas_mosaic_gpu_vjp
+  config = vjp_module.sm100.Config(
+      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+  )
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm100", lambda *_: False)
+
+  def no_kernel(*_, **__):
+    raise AssertionError("a kernel ran for an sm100 config on sm90")
+
+  monkeypatch.setattr(vjp_module.sm100, "flash_attention_vjp_kernel", no_kernel)
+  monkeypatch.setattr(
+      vjp_module.sm90, "flash_attention_vjp_fused_kernel", no_kernel
+  )
+  vjp = vjp_module.PallasMosaicGpuFlashAttentionVjp(
+      config=config, deterministic=deterministic
+  )
+  args, kwargs = _vjp_call(128, is_causal=True)
+  with pytest.raises(NotImplementedError, match="SM90 config required"):
+    vjp(*args, **kwargs)
+
+
 @pytest.mark.parametrize(
     "xla_flags,expected",
     [

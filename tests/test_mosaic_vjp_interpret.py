@@ -126,7 +126,8 @@ def _keyless_rows_reference(q, k, v, dout, bias, dense, cap):
   `l = 0` and a zero output, so it adds nothing to any gradient.
 
   Args:
-    q, k, v, dout: `[B, T, H, D]` (`k`, `v` `[B, t, h, D]`), any float dtype.
+    q, k, v, dout: `[B, T, H, D]`, `[B, t, h, D]`, `[B, t, h, d]` and
+      `[B, T, H, d]`, any float dtype.
     bias: None or a bias that broadcasts to `[B, H, T, t]`.
     dense: bool `[H, T, t]`, True where a query attends to a key.
     cap: `logits_soft_cap`, or None.
