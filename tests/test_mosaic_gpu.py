@@ -306,6 +306,21 @@ def test_runs_one_pass_checks_the_shared_memory():
   assert not runs_one_pass(vjp, *args, **kwargs)
 
 
+def _sm100_config_on(monkeypatch, gpu: str):
+  """An sm100 VJP config of 64 x 64 blocks, on a pretended `gpu`.
+
+  Args:
+    monkeypatch: The test's fixture.
+    gpu: "sm90" or "sm100", what `gpu_utils` reports.
+  """
+  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
+  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: gpu == "sm90")
+  monkeypatch.setattr(gpu_utils, "is_sm100", lambda *_: gpu == "sm100")
+  return patched.pallas_mosaic_gpu_vjp.sm100.Config(
+      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
+  )
+
+
 @pytest.mark.parametrize("head_dim", [64, 128])
 def test_sm100_configs_keep_the_sm100_kernels(monkeypatch, head_dim):
   # sm100's `Config` subclasses sm90's, and `supports_fused_kernel` takes
@@ -314,17 +329,12 @@ def test_sm100_configs_keep_the_sm100_kernels(monkeypatch, head_dim):
   # config given by the user (sm100's own have 128-key blocks). Neither
   # `runs_one_pass` nor the VJP (patch 0031) takes it; sm100's kernels run.
   vjp_module = patched.pallas_mosaic_gpu_vjp
-  config = vjp_module.sm100.Config(
-      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
-  )
+  config = _sm100_config_on(monkeypatch, "sm100")
   args, kwargs = _vjp_call(head_dim, is_causal=True)
   _, _, _, q, _, v = args
   assert vjp_module.sm90.supports_fused_kernel(
       q, v, None, None, None, None, config
   )
-  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: False)
-  monkeypatch.setattr(gpu_utils, "is_sm100", lambda *_: True)
   calls = []
 
   def fused(*_, **__):
@@ -357,12 +367,7 @@ def test_sm90_rejects_sm100_configs(monkeypatch, deterministic):
   # raises the check's error instead of running sm100's kernels (tcgen05,
   # which sm90 lacks) or, with `deterministic=False`, the one-pass kernel.
   vjp_module = patched.pallas_mosaic_gpu_vjp
-  config = vjp_module.sm100.Config(
-      block_q_dkv=64, block_kv_dkv=64, block_q_dq=64, block_kv_dq=64
-  )
-  monkeypatch.setattr(gpu_utils, "has_mosaic_gpu_support", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, "is_sm90", lambda *_: True)
-  monkeypatch.setattr(gpu_utils, "is_sm100", lambda *_: False)
+  config = _sm100_config_on(monkeypatch, "sm90")
 
   def no_kernel(*_, **__):
     raise AssertionError("a kernel ran for an sm100 config on sm90")
