@@ -85,10 +85,10 @@ def runs_one_pass(mosaic: Any, residuals, out, dout, q, k, v, **kwargs) -> bool:
   As its `_fwd` decides with `deterministic=False`: the config the call
   gets (`bind(...).default_config`: the VJP's `config`, else the fastest of
   tokamax's autotuning data for the GPU, else the heuristics') is sm90's
-  (not sm100's, a subclass of it), and `supports_fused_kernel` takes it
-  with what `decompose_mask` leaves of the masks (no bias or mask array; 64
-  x 64 blocks; head dims up to 256, with two compute warpgroups past 128;
-  buffers that fit the shared memory).
+  (`is_sm90_config`: not sm100's, a subclass of it), and
+  `supports_fused_kernel` takes it with what `decompose_mask` leaves of the
+  masks (no bias or mask array; 64 x 64 blocks; head dims up to 256, with
+  two compute warpgroups past 128; buffers that fit the shared memory).
 
   Args:
     mosaic: The series' `PallasMosaicGpuFlashAttentionVjp`.
@@ -100,16 +100,14 @@ def runs_one_pass(mosaic: Any, residuals, out, dout, q, k, v, **kwargs) -> bool:
     v: Values, `[*B, t, h, d]`.
     **kwargs: The forward's bound keyword arguments.
   """
-  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
-  ba = mosaic.bind(residuals, out, dout, q, k, v, **kwargs)
-  config = ba.default_config
-  sm100_config = patched.pallas_mosaic_gpu_vjp.sm100.Config
-  if not isinstance(config, sm90.Config) or isinstance(config, sm100_config):
+  vjp = patched.pallas_mosaic_gpu_vjp
+  config = mosaic.bind(residuals, out, dout, q, k, v, **kwargs).default_config
+  if not vjp.is_sm90_config(config):
     return False
-  mask, _, k_start, k_end = patched.pallas_mosaic_gpu_vjp.common.decompose_mask(
+  mask, _, k_start, k_end = vjp.common.decompose_mask(
       kwargs["mask"], q, k, kwargs["q_indices"], kwargs["k_indices"]
   )
-  return sm90.supports_fused_kernel(
+  return vjp.sm90.supports_fused_kernel(
       q, v, kwargs["bias"], mask, k_start, k_end, config
   )
 
