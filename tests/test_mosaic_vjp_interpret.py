@@ -514,12 +514,20 @@ def test_vjps_take_no_weight_from_keys_past_the_sequence(
   ba = op.bind(q, k, v, bias=bias)
   kwargs = {n: a for n, a in ba.kwargs.items() if n != "return_residuals"}
   vjp, _ = _mosaic_vjp(case, q, k, v, None, deterministic=deterministic)
+  sm90 = patched.pallas_mosaic_gpu_vjp.sm90
+  fused, calls = sm90.flash_attention_vjp_fused_kernel, []
+  monkeypatch.setattr(
+      sm90,
+      "flash_attention_vjp_fused_kernel",
+      lambda *args, **kw: calls.append(1) or fused(*args, **kw),
+  )
   out = out.astype(jnp.bfloat16)
   with interpret.interpret():
     triton = tokamax_softcap.PallasTritonFlashAttentionVjp()(
         (m, l), out, dout, q, k, v, **kwargs
     )
   grads = vjp((m, l), out, dout, q, k, v, **kwargs)
+  assert bool(calls) == (not deterministic)  # The one-pass kernel, or two.
   names = ("q", "k", "v") + (("bias",) if bias is not None else ())
   for g in (grads, triton):
     assert all(bool(jnp.all(jnp.isfinite(g[n]))) for n in names), names
