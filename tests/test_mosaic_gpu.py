@@ -1055,7 +1055,9 @@ def _k_ranges(name: str, rng, shape, t: int):
   """Per-row `(k_start, k_end)` of `shape` `[B, H, T]`, either None."""
   rows = jnp.arange(shape[-1])
   if name == "window":  # As `decompose_mask` gives a causal window of 300.
-    return jnp.broadcast_to(rows - 299, shape), jnp.broadcast_to(rows + 1, shape)
+    return jnp.broadcast_to(rows - 299, shape), jnp.broadcast_to(
+        rows + 1, shape
+    )
   if name == "docs":  # Documents of 250 keys, causal apart.
     return jnp.broadcast_to(rows // 250 * 250, shape), None
   if name == "k_end-per-batch-and-head":
