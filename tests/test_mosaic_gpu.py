@@ -12,7 +12,6 @@ import types
 import jax
 from jax import export
 import jax.numpy as jnp
-import numpy as np
 import pytest
 import qwix
 from tokamax._src import gpu_utils
@@ -1049,85 +1048,6 @@ def test_mosaic_vjp_fuses_its_kernels_past_head_dim_128(
   assert calls
   assert exported.mlir_module().count("custom_call @mosaic_gpu") == 2
   assert [x.shape for x in exported.out_avals] == [q.shape, k.shape, v.shape]
-
-
-def _k_ranges(name: str, rng, shape, t: int):
-  """Per-row `(k_start, k_end)` of `shape` `[B, H, T]`, either None."""
-  rows = jnp.arange(shape[-1])
-  if name == "window":  # As `decompose_mask` gives a causal window of 300.
-    return jnp.broadcast_to(rows - 299, shape), jnp.broadcast_to(
-        rows + 1, shape
-    )
-  if name == "docs":  # Documents of 250 keys, causal apart.
-    return jnp.broadcast_to(rows // 250 * 250, shape), None
-  if name == "k_end-per-batch-and-head":
-    return None, t - rng.integers(0, t // 2, shape[:2])[..., None] + 0 * rows
-  # Per row, head and batch element; wide ranges, and 1% of rows with one
-  # key, which split the blocks that see a tile whole into several runs.
-  k_start = rng.integers(0, t // 4, shape)
-  k_end = k_start + rng.integers(t // 2, t, shape)
-  return k_start, np.where(rng.random(shape) < 0.01, k_start + 1, k_end)
-
-
-@pytest.mark.parametrize("is_causal", [False, True], ids=["", "causal"])
-@pytest.mark.parametrize(
-    "name", ["window", "docs", "k_end-per-batch-and-head", "random"]
-)
-def test_q_block_bounds_mask_every_block_past_a_range_edge(name, is_causal):
-  # Patch 0040: the one-pass kernels skip the key-range masks in the query
-  # blocks `[lo_full, hi_full)` of each kv tile, so every row of those blocks
-  # (of each query head of the kv head) must have the whole tile in its
-  # range. Brute force over blocks and tiles: at T1000 (padded to 1000 rows
-  # as the kernels pad, then to the blocks), GQA 4/2, 2 batch elements. Where
-  # the blocks that hold the whole tile are one run (windows, documents),
-  # `[lo_full, hi_full)` is that run; every attending block is in `[lo, hi)`.
-  rng = np.random.default_rng(0)
-  t, block_q, tile_kv, num_kv_heads = 1000, 64, 128, 2
-  k_start, k_end = _k_ranges(name, rng, (2, 4, t), t)
-  bounds = patched.pallas_mosaic_gpu_vjp.sm90._q_block_bounds(
-      k_start if k_start is None else jnp.asarray(k_start, jnp.int32),
-      k_end if k_end is None else jnp.asarray(k_end, jnp.int32),
-      num_kv_heads=num_kv_heads,
-      kv_seq_len=t,
-      block_q=block_q,
-      tile_kv=tile_kv,
-      is_causal=is_causal,
-  )
-  lo, hi, lo_full, hi_full = map(np.asarray, bounds)
-  k_start = np.zeros((2, 4, t)) if k_start is None else np.asarray(k_start)
-  k_end = np.full((2, 4, t), t) if k_end is None else np.asarray(k_end)
-  num_q_blocks = -(-t // block_q)
-  tiles_with_full_blocks = 0
-  for b, h, tile in np.ndindex(lo.shape):
-    heads = slice(h * 2, h * 2 + 2)
-    tile_start, tile_end = tile * tile_kv, (tile + 1) * tile_kv
-    full, attends = [], []
-    for qb in range(num_q_blocks):
-      rows = slice(qb * block_q, (qb + 1) * block_q)
-      starts, ends = k_start[b, heads, rows], k_end[b, heads, rows]
-      full.append(
-          starts.shape[-1] == block_q
-          and (starts <= tile_start).all()
-          and (ends >= tile_end).all()
-      )
-      sees = (starts < tile_end) & (ends > tile_start)
-      if is_causal:
-        sees &= np.arange(t)[rows] >= tile_start
-      attends.append(sees.any())
-    where = (b, h, tile)
-    assert all(full[lo_full[where] : hi_full[where]]), where
-    full_blocks = np.flatnonzero(full)
-    tiles_with_full_blocks += bool(full_blocks.size)
-    if full_blocks.size and np.ptp(full_blocks) + 1 == full_blocks.size:
-      assert (lo_full[where], hi_full[where]) == (
-          full_blocks[0],
-          full_blocks[-1] + 1,
-      ), where
-    attending = np.flatnonzero(attends)
-    if attending.size:
-      assert lo[where] <= attending[0] and attending[-1] < hi[where], where
-  # Each case has blocks that see a whole tile (a test that can fail).
-  assert tiles_with_full_blocks > 0
 
 
 @pytest.mark.parametrize(
