@@ -30,8 +30,8 @@ BF16_REGRESSION_BOUND = 3e-2
 # 0.12.1, 2026-12-08; 5.9e-6 on the CPU of 2026-11-30), where against
 # an f64 reference the kernel's dq errs 1.2e-5 and the f32 reference's 8.0e-6:
 # two f32 roundings, neither wrong. So 2x that. 16-bit: `relative_error`
-# bounds, 2x the largest measured on the same inputs (bf16 dq 2.7e-2 at head_dim 512, for the
-# reasons of `BF16_REGRESSION_BOUND`; f16 dq 1.7e-3).
+# bounds, 2x the largest measured on the same inputs (bf16 dq 2.7e-2 at
+# head_dim 512, for the reasons of `BF16_REGRESSION_BOUND`; f16 dq 1.7e-3).
 WIDE_F32_ATOL = 4e-5
 WIDE_16BIT_BOUND = {"bfloat16": 6e-2, "float16": 4e-3}
 # f32 with DEFAULT precision on a GPU, whose dots may then take TF32
